@@ -1,0 +1,123 @@
+//! The CPU backends against the independent f64 reference, over the shape matrix of the
+//! foundation issue: N ∈ {1, 2, 3, 5, 17, 64, 1000}, n ∈ {1, 2, 3, 7, 8, 31, 32, 33, 64},
+//! batch ∈ {1, 3}, m ∈ {1, 5}, f32 and f64, both layouts, every algorithm.
+
+mod common;
+use btchol::reference::*;
+use btchol::*;
+use common::*;
+
+const ALGORITHMS: [Algorithm; 2] = [Algorithm::Sequential, Algorithm::NestedDissection];
+const LAYOUTS: [Layout; 2] = [Layout::RowMajor, Layout::ColMajor];
+
+fn check_shape<T: Scalar>(nb: usize, n: usize, batch: usize, nrhs: usize) {
+    for alg in ALGORITHMS {
+        for layout in LAYOUTS {
+            for threads in [1, 2] {
+                let seed = seed_from(&[nb, n, batch, nrhs, alg as usize, layout as usize, threads]);
+                let dims = Dims::new(batch, nb, n).unwrap();
+                let opts = PlanOptions { backend: Backend::Cpu, algorithm: alg, threads, ..Default::default() };
+                let s = solve_random::<T>(seed, dims, nrhs, layout, opts);
+                let be = s.backward_error();
+                assert!(
+                    be < tolerance::<T>(n),
+                    "{:?} backward error {be:e} ≥ {:e} for N={nb} n={n} batch={batch} m={nrhs} {alg:?} {layout:?} threads={threads} seed={seed}",
+                    T::DTYPE,
+                    tolerance::<T>(n)
+                );
+            }
+        }
+    }
+}
+
+fn sweep<T: Scalar>() {
+    for nb in [1, 2, 3, 5, 17, 64] {
+        for n in [1, 2, 3, 7, 8, 31, 32, 33] {
+            for (batch, nrhs) in [(1, 1), (3, 5)] {
+                check_shape::<T>(nb, n, batch, nrhs);
+            }
+        }
+    }
+    for n in [1, 3, 8] {
+        check_shape::<T>(1000, n, 1, 1);
+    }
+    check_shape::<T>(1000, 2, 3, 5);
+    for nb in [1, 2, 17] {
+        check_shape::<T>(nb, 64, 3, 5);
+    }
+}
+
+#[test]
+fn f64_backward_error_is_small_for_every_shape_algorithm_and_layout() {
+    sweep::<f64>();
+}
+
+#[test]
+fn f32_backward_error_is_small_for_every_shape_algorithm_and_layout() {
+    sweep::<f32>();
+}
+
+/// Forward comparison with a dense f64 Cholesky of the whole matrix (small problems).
+#[test]
+fn solution_matches_dense_f64_cholesky() {
+    for (nb, n) in [(1, 1), (2, 3), (3, 7), (5, 8), (17, 5), (13, 31), (7, 33)] {
+        for alg in ALGORITHMS {
+            let dims = Dims::new(2, nb, n).unwrap();
+            let opts = PlanOptions { backend: Backend::Cpu, algorithm: alg, threads: 2, ..Default::default() };
+            let s = solve_random::<f64>(seed_from(&[nb, n, alg as usize, 77]), dims, 3, Layout::ColMajor, opts);
+            let m = s.matrix();
+            let x = RhsRef::dense(dims, 3, Layout::ColMajor, &s.x).unwrap();
+            let b = RhsRef::dense(dims, 3, Layout::ColMajor, &s.b).unwrap();
+            for item in 0..2 {
+                let rows = dims.rows();
+                let mut l = dense_matrix(&m, item);
+                dense_cholesky(&mut l, rows).unwrap();
+                for col in 0..3 {
+                    let want = dense_cholesky_solve(&l, rows, &column_f64(&b, dims, item, col));
+                    let got = column_f64(&x, dims, item, col);
+                    let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                    let err = want.iter().zip(&got).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+                    // The generated matrices are well conditioned (diagonally dominant).
+                    assert!(err < 1e-12, "forward error {err:e} for N={nb} n={n} {alg:?} item {item} col {col}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn logdet_matches_dense_reference() {
+    for (nb, n) in [(1, 1), (2, 2), (3, 7), (17, 4), (9, 33)] {
+        for alg in ALGORITHMS {
+            let dims = Dims::new(3, nb, n).unwrap();
+            let (d, e) = random_problem::<f64>(seed_from(&[nb, n, 5]), dims, Layout::RowMajor, 0.5);
+            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+            let mut plan =
+                Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cpu, algorithm: alg, ..Default::default() }).unwrap();
+            plan.upload(&m).unwrap();
+            plan.factor().unwrap();
+            let mut got = [0.0; 3];
+            plan.logdet(&mut got).unwrap();
+            for (item, g) in got.iter().enumerate() {
+                let mut l = dense_matrix(&m, item);
+                dense_cholesky(&mut l, dims.rows()).unwrap();
+                let want = dense_logdet(&l, dims.rows());
+                assert!((g - want).abs() <= 1e-12 * want.abs().max(1.0), "logdet {g} vs {want} N={nb} n={n} {alg:?}");
+            }
+        }
+    }
+}
+
+/// Sequential and nested dissection agree to rounding on the same input.
+#[test]
+fn algorithms_agree_to_rounding() {
+    let dims = Dims::new(2, 37, 9).unwrap();
+    let run = |alg| {
+        let opts = PlanOptions { backend: Backend::Cpu, algorithm: alg, threads: 2, ..Default::default() };
+        solve_random::<f64>(1234, dims, 2, Layout::RowMajor, opts).x
+    };
+    let (a, b) = (run(Algorithm::Sequential), run(Algorithm::NestedDissection));
+    let diff = a.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+    let scale = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    assert!(diff <= 1e-12 * scale, "sequential and nested dissection differ by {diff:e}");
+}
