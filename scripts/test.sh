@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command (README): installs what a fresh machine lacks, then runs every test that needs
+# no GPU. GPU tests skip (saying so) here; run scripts/gpu-check.sh on a GPU machine for those.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+failed=0
+run() { # run NAME CMD...: one suite, counted in the summary
+    echo "=== $1"
+    if "${@:2}"; then passed_suites+=("$1"); else failed=$((failed + 1)); failed_suites+=("$1"); fi
+}
+passed_suites=(); failed_suites=()
+
+run "rust: unit, integration and doc tests" cargo test --release --all-targets
+run "rust: doc tests" cargo test --release --doc
+[ -x scripts/test-c.sh ] && run "C API, CMake, examples" scripts/test-c.sh
+[ -x scripts/test-bindings.sh ] && run "Python, Octave, Julia bindings" scripts/test-bindings.sh
+[ -x scripts/test-kernels.sh ] && run "CUDA kernels compile (NVRTC, no GPU)" scripts/test-kernels.sh
+
+echo
+echo "suites: ${#passed_suites[@]} passed, $failed failed"
+for s in "${failed_suites[@]}"; do echo "FAILED: $s"; done
+exit $((failed > 0))
