@@ -9,10 +9,13 @@
 //! * [`schedule`]: the nested-dissection schedule, the single source of truth for every backend;
 //! * [`dense`]: block kernels (potrf, trsm, syrk/gemm) for the CPU;
 //! * [`cpu`]: the CPU backend (sequential and nested dissection, batched over threads);
+//! * [`cuda`]: the CUDA backend (runtime, NVRTC JIT with a CUBIN cache, launch orchestration;
+//!   kernels in `kernels/`);
 //! * [`plan`]: the user-facing solver object;
 //! * [`reference`]: independent dense f64 reference code for tests and benchmarks.
 
 pub mod cpu;
+pub mod cuda;
 pub mod dense;
 pub mod error;
 pub mod model;

@@ -3,6 +3,8 @@
 //! INFO semantics for failures.
 
 use crate::cpu::CpuEngine;
+use crate::cuda::CudaEngine;
+use crate::schedule::Schedule;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
@@ -59,6 +61,9 @@ pub struct PlanOptions {
     pub layout: Layout,
     /// CPU threads; 0 means all available cores.
     pub threads: usize,
+    /// GPU only: right-hand sides solved per pass (more are solved in chunks); 0 means 16.
+    /// Sizes the device workspace for right-hand sides.
+    pub max_nrhs: usize,
 }
 
 /// Outcome of the last factorization for one batch item.
@@ -71,6 +76,15 @@ pub enum ItemStatus {
     NotPositiveDefinite { block: usize, column: usize },
 }
 
+enum Engine<T: Scalar> {
+    Cpu(CpuEngine<T>),
+    Cuda(Box<CudaEngine<T>>),
+}
+
+/// Work below this many flops (B·N·n³) is faster on the CPU than a GPU launch sequence; a
+/// provisional threshold until the calibrated dispatch of the later issue.
+const AUTO_GPU_MIN_WORK: f64 = 4.0e6;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Empty,
@@ -78,8 +92,8 @@ enum State {
     Factored,
 }
 
-/// A solver for one shape of problem. Not `Sync`: one plan must not be used from two threads at
-/// once; different plans may be used concurrently.
+/// A solver for one shape of problem. `Send` but not `Sync`: one plan must not be used from two
+/// threads at once; different plans may be used concurrently.
 ///
 /// ```
 /// use btchol::{Dims, Layout, Plan, PlanOptions, BlockTridiagRef, RhsMut};
@@ -96,33 +110,50 @@ enum State {
 pub struct Plan<T: Scalar> {
     dims: Dims,
     options: PlanOptions,
-    engine: CpuEngine<T>,
+    engine: Engine<T>,
     state: State,
     status: Vec<ItemStatus>,
 }
 
 impl<T: Scalar> Plan<T> {
-    /// Creates a plan and allocates all of its workspace.
+    /// Creates a plan and allocates all of its workspace (and, on the GPU, compiles or loads the
+    /// kernels). `Backend::Auto` uses the GPU when one is usable and the problem is large enough,
+    /// else the CPU; `Backend::Cuda` fails with [`Error::BackendUnavailable`] where there is none.
     pub fn new(dims: Dims, options: PlanOptions) -> Result<Self> {
         let threads = if options.threads == 0 {
             std::thread::available_parallelism().map_or(1, |t| t.get())
         } else {
             options.threads
         };
-        match options.backend {
-            Backend::Cuda => {
-                return Err(Error::BackendUnavailable(
-                    "this build of btchol has no CUDA backend yet; use the CPU backend".into(),
-                ))
+        let max_nrhs = if options.max_nrhs == 0 { 16 } else { options.max_nrhs };
+        let work = dims.batch as f64 * dims.n_blocks as f64 * (dims.block_size as f64).powi(3);
+        let want_gpu = match options.backend {
+            Backend::Cuda => true,
+            Backend::Cpu => false,
+            Backend::Auto => work >= AUTO_GPU_MIN_WORK && options.algorithm != Algorithm::Sequential,
+        };
+        if want_gpu {
+            if options.algorithm == Algorithm::Sequential {
+                return Err(Error::InvalidArgument(
+                    "the CUDA backend runs nested dissection; use Algorithm::NestedDissection or Auto".into(),
+                ));
             }
-            Backend::Auto | Backend::Cpu => {}
+            match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs) {
+                Ok(e) => return Ok(Self::with_engine(dims, options, Engine::Cuda(Box::new(e)))),
+                Err(e) if options.backend == Backend::Cuda => return Err(e),
+                Err(_) => {} // Auto: fall back to the CPU.
+            }
         }
         let algorithm = match options.algorithm {
             Algorithm::Auto => Self::auto_cpu_algorithm(dims, threads),
             a => a,
         };
         let engine = CpuEngine::new(dims, algorithm, threads)?;
-        Ok(Plan { dims, options, engine, state: State::Empty, status: vec![ItemStatus::Pending; dims.batch] })
+        Ok(Self::with_engine(dims, options, Engine::Cpu(engine)))
+    }
+
+    fn with_engine(dims: Dims, options: PlanOptions, engine: Engine<T>) -> Self {
+        Plan { dims, options, engine, state: State::Empty, status: vec![ItemStatus::Pending; dims.batch] }
     }
 
     /// CPU choice: nested dissection does ≈2.7× the flops of the sequential algorithm, so it only
@@ -143,19 +174,38 @@ impl<T: Scalar> Plan<T> {
     }
     /// The backend that runs the work (never `Auto`).
     pub fn backend(&self) -> Backend {
-        Backend::Cpu
+        match self.engine {
+            Engine::Cpu(_) => Backend::Cpu,
+            Engine::Cuda(_) => Backend::Cuda,
+        }
     }
     /// The algorithm that runs (never `Auto`).
     pub fn algorithm(&self) -> Algorithm {
-        self.engine.algorithm()
+        match &self.engine {
+            Engine::Cpu(e) => e.algorithm(),
+            Engine::Cuda(_) => Algorithm::NestedDissection,
+        }
     }
-    /// CPU threads the plan uses.
+    /// CPU threads the plan uses (1 for a GPU plan: the host thread that launches).
     pub fn threads(&self) -> usize {
-        self.engine.threads()
+        match &self.engine {
+            Engine::Cpu(e) => e.threads(),
+            Engine::Cuda(_) => 1,
+        }
     }
-    /// Bytes of workspace the plan holds.
+    /// The GPU's name for a CUDA plan, `None` for a CPU plan.
+    pub fn gpu_name(&self) -> Option<&str> {
+        match &self.engine {
+            Engine::Cpu(_) => None,
+            Engine::Cuda(e) => Some(e.device_name()),
+        }
+    }
+    /// Bytes of workspace the plan holds (device memory for a GPU plan).
     pub fn workspace_bytes(&self) -> usize {
-        self.engine.workspace_bytes()
+        match &self.engine {
+            Engine::Cpu(e) => e.workspace_bytes(),
+            Engine::Cuda(e) => e.workspace_bytes(),
+        }
     }
     /// Per-item outcome of the last factorization.
     pub fn item_status(&self) -> &[ItemStatus] {
@@ -179,11 +229,59 @@ impl<T: Scalar> Plan<T> {
                 self.options.layout
             )));
         }
-        matrix.check_finite()?;
-        self.engine.upload(matrix);
-        self.state = State::Uploaded;
+        // On any error the plan holds no matrix (a GPU upload may have overwritten part of it).
+        self.state = State::Empty;
         self.status.fill(ItemStatus::Pending);
+        match &mut self.engine {
+            Engine::Cpu(e) => {
+                matrix.check_finite()?;
+                e.upload(matrix);
+            }
+            Engine::Cuda(e) => e.upload_host(matrix.layout(), matrix.diag_data(), matrix.sub_data())?,
+        }
+        self.state = State::Uploaded;
         Ok(())
+    }
+
+    /// Uploads blocks that are already in GPU memory, in the plan's layout (`diag`: B·N blocks,
+    /// `sub`: B·(N−1) blocks of n·n elements). The copy is ordered on the plan's stream.
+    ///
+    /// # Safety
+    /// Both pointers must be device memory of the current device holding those extents.
+    pub unsafe fn upload_device(&mut self, diag: *const T, sub: *const T) -> Result<()> {
+        self.state = State::Empty;
+        self.status.fill(ItemStatus::Pending);
+        match &mut self.engine {
+            Engine::Cpu(_) => return Err(Self::no_cuda()),
+            Engine::Cuda(e) => e.upload_device(self.options.layout, diag as u64, sub as u64)?,
+        }
+        self.state = State::Uploaded;
+        Ok(())
+    }
+
+    fn no_cuda() -> Error {
+        Error::BackendUnavailable("no CUDA backend: this plan runs on the CPU".into())
+    }
+
+    /// Makes a GPU plan enqueue all work on a stream the caller owns (a `CUstream` /
+    /// `cudaStream_t`; null is the legacy default stream). A CPU plan returns
+    /// [`Error::BackendUnavailable`].
+    ///
+    /// # Safety
+    /// The stream must belong to device 0's primary context and outlive its use by the plan.
+    pub unsafe fn set_stream(&mut self, stream: *mut std::ffi::c_void) -> Result<()> {
+        match &mut self.engine {
+            Engine::Cpu(_) => Err(Self::no_cuda()),
+            Engine::Cuda(e) => e.set_stream(stream),
+        }
+    }
+
+    /// Waits for the plan's queued GPU work (no-op on the CPU, where every call is synchronous).
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.engine {
+            Engine::Cpu(_) => Ok(()),
+            Engine::Cuda(e) => e.synchronize(),
+        }
     }
 
     /// Factors the uploaded batch in place. Every item is attempted; on failure the error names
@@ -199,7 +297,15 @@ impl<T: Scalar> Plan<T> {
             }
             State::Uploaded => {}
         }
-        self.engine.factor(&mut self.status);
+        match &mut self.engine {
+            Engine::Cpu(e) => e.factor(&mut self.status),
+            Engine::Cuda(e) => {
+                if let Err(err) = e.factor(&mut self.status) {
+                    self.state = State::Empty;
+                    return Err(err);
+                }
+            }
+        }
         self.state = State::Factored;
         self.first_failure()
     }
@@ -215,14 +321,40 @@ impl<T: Scalar> Plan<T> {
 
     /// Solves Ψ x = b in place for every right-hand side. Items whose factorization failed are
     /// skipped (left unchanged) and the first of them is reported as the error.
-    pub fn solve(&self, rhs: &mut RhsMut<T>) -> Result<()> {
+    pub fn solve(&mut self, rhs: &mut RhsMut<T>) -> Result<()> {
         if self.state != State::Factored {
             return Err(Error::InvalidState("solve called before factor".into()));
         }
         rhs.shape().required_len(self.dims)?;
         rhs.check_finite(self.dims)?;
-        self.engine.solve(&self.status, rhs);
+        self.solve_checked(rhs)?;
         self.first_failure()
+    }
+
+    /// Solves right-hand sides that live in GPU memory, in place, on the plan's stream (the call
+    /// returns once the work is queued; use [`Plan::synchronize`] before reading them on the host).
+    ///
+    /// # Safety
+    /// `data` must be device memory of the current device holding `shape.required_len(dims)`
+    /// elements.
+    pub unsafe fn solve_device(&mut self, shape: crate::model::RhsShape, data: *mut T) -> Result<()> {
+        if self.state != State::Factored {
+            return Err(Error::InvalidState("solve called before factor".into()));
+        }
+        shape.required_len(self.dims)?;
+        match &mut self.engine {
+            Engine::Cpu(_) => return Err(Self::no_cuda()),
+            Engine::Cuda(e) => e.solve_device(shape, data as u64)?,
+        }
+        self.first_failure()
+    }
+
+    fn solve_checked(&mut self, rhs: &mut RhsMut<T>) -> Result<()> {
+        match &mut self.engine {
+            Engine::Cpu(e) => e.solve(&self.status, rhs),
+            Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data)?,
+        }
+        Ok(())
     }
 
     /// Upload, factor and solve in one call.
@@ -231,19 +363,24 @@ impl<T: Scalar> Plan<T> {
         rhs.check_finite(self.dims)?;
         self.upload(matrix)?;
         let f = self.factor();
-        self.engine.solve(&self.status, rhs);
+        if self.state == State::Factored {
+            self.solve_checked(rhs)?;
+        }
         f
     }
 
     /// log det Ψ of each item (`out.len() ≥ batch`), from the factor; NaN for failed items.
-    pub fn logdet(&self, out: &mut [f64]) -> Result<()> {
+    pub fn logdet(&mut self, out: &mut [f64]) -> Result<()> {
         if self.state != State::Factored {
             return Err(Error::InvalidState("logdet called before factor".into()));
         }
         if out.len() < self.dims.batch {
             return Err(Error::BufferTooSmall { what: "logdet output", needed: self.dims.batch, got: out.len() });
         }
-        self.engine.logdet(&self.status, out);
+        match &mut self.engine {
+            Engine::Cpu(e) => e.logdet(&self.status, out),
+            Engine::Cuda(e) => e.logdet(out)?,
+        }
         Ok(())
     }
 }

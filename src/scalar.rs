@@ -42,6 +42,7 @@ pub trait Scalar:
     + AddAssign
     + SubAssign
     + MulAssign
+    + cudarc::driver::DeviceRepr
 {
     const DTYPE: DType;
     /// Unit round-off (machine epsilon) as f64.

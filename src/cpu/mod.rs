@@ -142,7 +142,9 @@ impl<T: Scalar> CpuEngine<T> {
                     self.par_for(d.batch * ne, work * 5, |t| {
                         let (diag, slots) = (diag, slots);
                         let (b, e) = (t / ne, &level.eliminations[t % ne]);
-                        if fail[b].load(Ordering::Relaxed) != u64::MAX {
+                        // Skip items that failed at an earlier level only: every failing pivot of
+                        // this level must be recorded so the minimum (earliest) one is reported.
+                        if fail[b].load(Ordering::Relaxed) < key(l, 0, 0) {
                             return;
                         }
                         let r = unsafe { nested::eliminate::<T>(n, e, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };

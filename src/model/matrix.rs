@@ -39,6 +39,14 @@ impl<'a, T: Scalar> BlockTridiagRef<'a, T> {
     pub fn layout(&self) -> Layout {
         self.layout
     }
+    /// The caller's diagonal-block buffer (at least `dims.diag_len()` elements).
+    pub fn diag_data(&self) -> &'a [T] {
+        self.diag
+    }
+    /// The caller's sub-diagonal-block buffer (at least `dims.sub_len()` elements).
+    pub fn sub_data(&self) -> &'a [T] {
+        self.sub
+    }
 
     /// Element (r, c) of D_block of item `item`.
     #[inline(always)]

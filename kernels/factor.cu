@@ -1,0 +1,56 @@
+// Nested-dissection factorization, one launch pair per level (crate::schedule, paper Algorithm 4):
+//   Grids are flattened: CTA x handles record x % n_work of item x / n_work.
+//   btchol_factor_eliminate: per (elimination of the level, item); per eliminated block i
+//       D̂_i ← chol(D_i); L_{a,i} ← Ψ_{a,i}·D̂_i⁻ᵀ for each survivor a; fill Ψ_{r,c} ← −L_{r,i}·L_{c,i}ᵀ
+//   btchol_factor_update:    per (update of the level, item), survivor a
+//       D_a ← D_a − Σ L_{a,i}·L_{a,i}ᵀ
+
+extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
+    real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
+    unsigned long long* fail, int level) {
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    // Items that failed at an earlier level stop; this level's failures are all recorded.
+    if (fail[item] < fail_key(level, 0, 0)) return;
+    real* D = diag + item * item_diag + r[0] * BS;
+    real* slot_base = slots + item * item_slots;
+    const int ncpl = r[7];
+    real* C[2] = {slot_base + r[1] * BS, ncpl > 1 ? slot_base + r[3] * BS : nullptr};
+#if BT_FUSED
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    real* sD = reinterpret_cast<real*>(smem_raw);
+    real* W[2] = {sD + BS, sD + 2 * BS};
+    copy_block(sD, D, n);
+    for (int c = 0; c < ncpl; ++c) copy_block(W[c], C[c], n);
+#else
+    real* sD = D;
+    real* W[2] = {C[0], C[1]};
+#endif
+    const int f = potrf_lower(sD, n);
+    if (f >= 0) {
+        if (threadIdx.x == 0) atomicMin(&fail[item], fail_key(level, r[0], f));
+        return;
+    }
+    for (int idx = threadIdx.x; idx < ncpl * n; idx += NT) trsm_right_lower_trans_row(W[idx / n], sD, n, idx % n);
+    __syncthreads();
+    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+#if BT_FUSED
+    copy_block(D, sD, n);
+    for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c], n);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
+    real* diag, const real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
+    const unsigned long long* fail) {
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (fail[item] != NO_FAILURE) return;
+    real* D = diag + item * item_diag + r[0] * BS;
+    const real* slot_base = slots + item * item_slots;
+    syrk_lower_sub(D, slot_base + r[1] * BS, n);
+    if (r[7] > 1) {
+        __syncthreads();
+        syrk_lower_sub(D, slot_base + r[3] * BS, n);
+    }
+}

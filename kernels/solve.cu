@@ -1,0 +1,79 @@
+// Nested-dissection solve (paper Algorithm 6). Right-hand sides live in a plan-owned buffer,
+// column-major per item: y[item·item_rhs + col·rows + row], rows = N·n.
+//   btchol_forward_eliminate (levels up):   y_i ← D̂_i⁻¹·y_i
+//   btchol_forward_update    (levels up):   y_a ← y_a − Σ L_{a,i}·y_i
+//   btchol_backward_eliminate (levels down): y_i ← D̂_i⁻ᵀ·(y_i − Σ L_{a,i}ᵀ·y_a)
+
+__device__ __forceinline__ bool item_ok(const unsigned long long* fail, int item) { return fail[item] == NO_FAILURE; }
+
+extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
+    const real* diag, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_diag, long long item_rhs,
+    const unsigned long long* fail) {
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (!item_ok(fail, item)) return;
+    const real* L = diag + item * item_diag + r[0] * BS;
+    real* yi = y + item * item_rhs + (long long)r[0] * n;
+    for (int j = 0; j < n; ++j) {
+        for (int c = threadIdx.x; c < m; c += NT) yi[j + (long long)c * rows] /= L[j + j * LD];
+        __syncthreads();
+        const int below = n - j - 1;
+        for (int idx = threadIdx.x; idx < below * m; idx += NT) {
+            int i = j + 1 + idx % below, c = idx / below;
+            yi[i + (long long)c * rows] -= L[i + j * LD] * yi[j + (long long)c * rows];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NT) btchol_forward_update(
+    const real* slots, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_slots, long long item_rhs,
+    const unsigned long long* fail) {
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (!item_ok(fail, item)) return;
+    real* yb = y + item * item_rhs;
+    const real* slot_base = slots + item * item_slots;
+    for (int idx = threadIdx.x; idx < n * m; idx += NT) {
+        int i = idx % n, c = idx / n;
+        real s = 0;
+        for (int src = 0; src < r[7]; ++src) {
+            const real* L = slot_base + r[1 + 2 * src] * BS;
+            const real* ys = yb + (long long)r[2 + 2 * src] * n + (long long)c * rows;
+            for (int k = 0; k < n; ++k) s += L[i + k * LD] * ys[k];
+        }
+        yb[(long long)r[0] * n + i + (long long)c * rows] -= s;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NT) btchol_backward_eliminate(
+    const real* diag, const real* slots, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_diag,
+    long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (!item_ok(fail, item)) return;
+    real* yb = y + item * item_rhs;
+    real* yi = yb + (long long)r[0] * n;
+    const real* slot_base = slots + item * item_slots;
+    for (int idx = threadIdx.x; idx < n * m; idx += NT) {
+        int i = idx % n, c = idx / n;
+        real s = 0;
+        for (int cp = 0; cp < r[7]; ++cp) {
+            const real* L = slot_base + r[1 + 2 * cp] * BS;
+            const real* ya = yb + (long long)r[2 + 2 * cp] * n + (long long)c * rows;
+            for (int k = 0; k < n; ++k) s += L[k + i * LD] * ya[k];
+        }
+        yi[i + (long long)c * rows] -= s;
+    }
+    __syncthreads();
+    const real* L = diag + item * item_diag + r[0] * BS;
+    for (int j = n - 1; j >= 0; --j) {
+        for (int c = threadIdx.x; c < m; c += NT) yi[j + (long long)c * rows] /= L[j + j * LD];
+        __syncthreads();
+        for (int idx = threadIdx.x; idx < j * m; idx += NT) {
+            int i = idx % j, c = idx / j;
+            yi[i + (long long)c * rows] -= L[j + i * LD] * yi[j + (long long)c * rows];
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The whole GPU test and benchmark suite in one device call.
+#
+#   scripts/gpu-check.sh bundle   (here, no GPU needed) build release test binaries and the bench
+#                                 binary, strip them and put them in .bundle/ (git-ignored)
+#   scripts/gpu-check.sh run      (on the GPU machine, from the repository root) run every GPU
+#                                 test with BTCHOL_REQUIRE_GPU=1, compute-sanitizer memcheck and
+#                                 racecheck on a small and a medium problem, and a short benchmark;
+#                                 prints one summary line. Results go to $OUT (or .bundle/out).
+#
+# Device call (see README, contributing):  run(command="bash scripts/gpu-check.sh run", carry=[".bundle"])
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-bundle}
+
+if [ "$mode" = bundle ]; then
+    set -e
+    rm -rf .bundle && mkdir -p .bundle/tests
+    cargo build --release --bin btchol
+    cargo test --release --no-run --message-format=json 2>/dev/null \
+        | python3 -c 'import json,sys
+for l in sys.stdin:
+    try: m=json.loads(l)
+    except Exception: continue
+    if m.get("profile",{}).get("test") and m.get("executable"): print(m["executable"])' \
+        | while read -r exe; do cp "$exe" .bundle/tests/; done
+    cp target/release/btchol .bundle/
+    strip --strip-debug .bundle/btchol .bundle/tests/* 2>/dev/null || true
+    git rev-parse --short HEAD > .bundle/commit 2>/dev/null || true
+    du -sh .bundle
+    exit 0
+fi
+
+[ "$mode" = run ] || { echo "usage: $0 bundle|run"; exit 2; }
+[ -d .bundle ] || { echo "no .bundle: run '$0 bundle' first and carry .bundle"; exit 2; }
+out=${OUT:-.bundle/out}; mkdir -p "$out"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=/usr/local/cuda/bin:$PATH
+export BTCHOL_REQUIRE_GPU=1 BTCHOL_CACHE_DIR=/tmp/btchol-cache
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+echo "device: ${device:-none}   commit: $(cat .bundle/commit 2>/dev/null)"
+pass=0; fail=0; failed=()
+step() { # step NAME CMD...: run, log to $out, count
+    local name=$1; shift
+    echo "=== $name"
+    if "$@" >"$out/$name.log" 2>&1; then pass=$((pass + 1)); tail -n 3 "$out/$name.log"
+    else fail=$((fail + 1)); failed+=("$name"); tail -n 40 "$out/$name.log"; fi
+}
+
+# Warm the kernel cache once so the tests measure nothing but themselves.
+step kernels-warm .bundle/btchol kernels --warm
+for t in .bundle/tests/*; do
+    step "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
+done
+san="compute-sanitizer --error-exitcode=1"
+small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
+medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"
+step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
+step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
+step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
+step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
+step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
+    --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
+echo
+echo "gpu-check on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"
+[ "$fail" -eq 0 ]

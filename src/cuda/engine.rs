@@ -1,0 +1,441 @@
+//! Launch orchestration: the schedule's levels become kernel launches on one stream.
+//!
+//! Device storage mirrors the CPU backend: per item N diagonal blocks and the schedule's coupling
+//! slots, column-major with the padded leading dimension of the kernel variant. Uploads (from host
+//! or device) go through the same conversion kernel, which also rejects NaN/Inf; factor failures
+//! are recorded per item on the device and read back once per factorization.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaFunction, CudaModule};
+use cudarc::nvrtc::Ptx;
+
+use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE};
+use super::runtime::{cuda_err, Device, DeviceBuffer, Stream};
+use crate::error::{Error, Operand, Result};
+use crate::model::{Dims, Layout, RhsShape};
+use crate::plan::ItemStatus;
+use crate::scalar::Scalar;
+use crate::schedule::Schedule;
+
+const NO_FAILURE: u64 = u64::MAX;
+/// Schedule record width (kernels/common.cuh `REC`).
+const REC: usize = 8;
+
+struct Kernels {
+    factor_eliminate: CudaFunction,
+    factor_update: CudaFunction,
+    forward_eliminate: CudaFunction,
+    forward_update: CudaFunction,
+    backward_eliminate: CudaFunction,
+    convert_blocks: CudaFunction,
+    pack_rhs: CudaFunction,
+    logdet: CudaFunction,
+}
+
+/// Where each level's records start in the record table.
+#[derive(Clone, Copy, Debug)]
+struct LevelRecords {
+    elim_offset: usize,
+    n_elim: usize,
+    update_offset: usize,
+    n_update: usize,
+}
+
+/// The schedule as the kernels read it: 8 int32 per elimination and per update.
+fn schedule_records(s: &Schedule) -> (Vec<i32>, Vec<LevelRecords>) {
+    let mut recs = Vec::new();
+    let mut levels = Vec::new();
+    for level in s.levels() {
+        let elim_offset = recs.len() / REC;
+        for e in &level.eliminations {
+            let c = |k: usize, f: fn(&crate::schedule::Coupling) -> usize| e.couplings.get(k).map_or(-1, |c| f(c) as i32);
+            let (fill_slot, fill_rows) = e.fill.map_or((-1, 0), |f| (f.slot as i32, f.rows as i32));
+            recs.extend_from_slice(&[
+                e.block as i32,
+                c(0, |c| c.slot),
+                c(0, |c| c.survivor),
+                c(1, |c| c.slot),
+                c(1, |c| c.survivor),
+                fill_slot,
+                fill_rows,
+                e.couplings.len() as i32,
+            ]);
+        }
+        let update_offset = recs.len() / REC;
+        for u in &level.updates {
+            let src = |k: usize, f: fn(&(usize, usize)) -> usize| u.sources.get(k).map_or(-1, |p| f(p) as i32);
+            recs.extend_from_slice(&[
+                u.block as i32,
+                src(0, |p| p.0),
+                src(0, |p| p.1),
+                src(1, |p| p.0),
+                src(1, |p| p.1),
+                -1,
+                0,
+                u.sources.len() as i32,
+            ]);
+        }
+        levels.push(LevelRecords {
+            elim_offset,
+            n_elim: level.eliminations.len(),
+            update_offset,
+            n_update: level.updates.len(),
+        });
+    }
+    (recs, levels)
+}
+
+/// Kernel arguments: pointers to each value, as cuLaunchKernel wants them.
+macro_rules! args {
+    ($($a:expr),* $(,)?) => { [$(&$a as *const _ as *mut c_void),*] };
+}
+
+/// Plan-owned GPU state for one (B, N, n, dtype).
+pub struct CudaEngine<T> {
+    dev: Device,
+    stream: Stream,
+    spec: KernelSpec,
+    _module: Arc<CudaModule>,
+    k: Kernels,
+    dims: Dims,
+    levels: Vec<LevelRecords>,
+    n_slots: usize,
+    max_nrhs: usize,
+    recs: DeviceBuffer<i32>,
+    sub_transposed: DeviceBuffer<u8>,
+    diag: DeviceBuffer<T>,
+    slots: DeviceBuffer<T>,
+    fail: DeviceBuffer<u64>,
+    nonfinite: DeviceBuffer<u64>,
+    staging: DeviceBuffer<T>,
+    rhs: DeviceBuffer<T>,
+    host_rhs: Vec<T>,
+    host_keys: Vec<u64>,
+}
+
+impl<T: Scalar> CudaEngine<T> {
+    /// Opens the device, compiles (or loads from cache) the kernel variant for n and allocates all
+    /// device memory. `max_nrhs` right-hand sides are solved per pass; more are done in chunks.
+    pub fn new(dims: Dims, schedule: Schedule, max_nrhs: usize) -> Result<Self> {
+        let n = dims.block_size;
+        if n > MAX_CUDA_BLOCK_SIZE {
+            return Err(Error::InvalidArgument(format!(
+                "the CUDA backend supports block sizes up to {MAX_CUDA_BLOCK_SIZE}, got n = {n}"
+            )));
+        }
+        let dev = Device::open()?;
+        let spec = KernelSpec::for_block_size(T::DTYPE, n, dev.smem_optin.min(200 * 1024));
+        let cubin = jit::load_or_compile(&spec, dev.arch)?;
+        dev.bind()?;
+        let module = dev.ctx.load_module(Ptx::from_binary((*cubin).clone())).map_err(|e| cuda_err("loading the kernels", e))?;
+        let f = |name: &str| module.load_function(name).map_err(|e| cuda_err(name, e));
+        let k = Kernels {
+            factor_eliminate: f("btchol_factor_eliminate")?,
+            factor_update: f("btchol_factor_update")?,
+            forward_eliminate: f("btchol_forward_eliminate")?,
+            forward_update: f("btchol_forward_update")?,
+            backward_eliminate: f("btchol_backward_eliminate")?,
+            convert_blocks: f("btchol_convert_blocks")?,
+            pack_rhs: f("btchol_pack_rhs")?,
+            logdet: f("btchol_logdet")?,
+        };
+        // Always opt in: the kernels' own static shared memory counts against the same limit.
+        if spec.factor_smem_bytes() > 0 {
+            unsafe {
+                result::function::set_function_attribute(
+                    k.factor_eliminate.cu_function(),
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    spec.factor_smem_bytes() as i32,
+                )
+            }
+            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+        }
+        let (recs_host, levels) = schedule_records(&schedule);
+        let n_slots = schedule.n_slots();
+        let bs = spec.ld * spec.ld;
+        let grid_limit = (i32::MAX as usize) / dims.batch;
+        if levels.iter().any(|l| l.n_elim.max(l.n_update).max(dims.n_blocks) > grid_limit) {
+            return Err(Error::InvalidDimension("batch × N too large for one CUDA grid".into()));
+        }
+        let stream = Stream::new_owned(&dev)?;
+        let recs = DeviceBuffer::<i32>::zeroed(&dev, recs_host.len(), "schedule records")?;
+        let flags: Vec<u8> = (0..dims.n_blocks - 1).map(|i| schedule.sub_block_transposed(i) as u8).collect();
+        let sub_transposed = DeviceBuffer::<u8>::zeroed(&dev, flags.len(), "schedule orientation")?;
+        unsafe {
+            result::memcpy_htod_sync(recs.ptr, &recs_host).map_err(|e| cuda_err("uploading the schedule", e))?;
+            if !flags.is_empty() {
+                result::memcpy_htod_sync(sub_transposed.ptr, &flags).map_err(|e| cuda_err("uploading the schedule", e))?;
+            }
+        }
+        let b = dims.batch;
+        let rows = dims.rows();
+        Ok(CudaEngine {
+            diag: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU diagonal blocks")?,
+            slots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU coupling blocks")?,
+            fail: DeviceBuffer::zeroed(&dev, b, "GPU failure flags")?,
+            nonfinite: DeviceBuffer::zeroed(&dev, 2 * b, "GPU input checks")?,
+            staging: DeviceBuffer::zeroed(&dev, dims.diag_len() + dims.sub_len(), "GPU upload staging")?,
+            rhs: DeviceBuffer::zeroed(&dev, b * rows * max_nrhs, "GPU right-hand sides")?,
+            host_rhs: crate::cpu::try_zeroed(b * rows * max_nrhs, "host right-hand-side staging")?,
+            host_keys: vec![NO_FAILURE; 2 * b],
+            recs,
+            sub_transposed,
+            dev,
+            stream,
+            spec,
+            _module: module,
+            k,
+            dims,
+            levels,
+            n_slots,
+            max_nrhs,
+        })
+    }
+
+    pub fn device_name(&self) -> &str {
+        &self.dev.name
+    }
+    pub fn spec(&self) -> KernelSpec {
+        self.spec
+    }
+    pub fn workspace_bytes(&self) -> usize {
+        self.diag.bytes() + self.slots.bytes() + self.staging.bytes() + self.rhs.bytes() + self.recs.bytes()
+    }
+
+    /// Makes the plan work on a caller-owned stream (null: the legacy default stream).
+    ///
+    /// # Safety
+    /// `stream` must be a stream of device 0's primary context that outlives its use.
+    pub unsafe fn set_stream(&mut self, stream: *mut c_void) -> Result<()> {
+        self.stream.synchronize()?;
+        self.stream = Stream::borrowed(stream as sys::CUstream);
+        Ok(())
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.dev.bind()?;
+        self.stream.synchronize()
+    }
+
+    unsafe fn launch(&self, f: &CudaFunction, grid: usize, smem: usize, args: &mut [*mut c_void]) -> Result<()> {
+        if grid == 0 {
+            return Ok(());
+        }
+        result::launch_kernel(f.cu_function(), (grid as u32, 1, 1), (self.spec.threads as u32, 1, 1), smem as u32, self.stream.raw, args)
+            .map_err(|e| cuda_err("launching a kernel", e))
+    }
+
+    fn fill_keys(&self, buf: &DeviceBuffer<u64>) -> Result<()> {
+        unsafe { result::memset_d8_async(buf.ptr, 0xff, buf.bytes(), self.stream.raw) }.map_err(|e| cuda_err("resetting flags", e))
+    }
+
+    fn read_keys(&mut self, which: &'static str) -> Result<()> {
+        let (src, len) = if which == "fail" { (self.fail.ptr, self.dims.batch) } else { (self.nonfinite.ptr, 2 * self.dims.batch) };
+        unsafe { result::memcpy_dtoh_async(&mut self.host_keys[..len], src, self.stream.raw) }.map_err(|e| cuda_err("reading flags", e))?;
+        self.stream.synchronize()
+    }
+
+    /// Uploads from host memory: one copy of the caller's raw arrays, then the conversion kernel.
+    pub fn upload_host(&mut self, layout: Layout, diag: &[T], sub: &[T]) -> Result<()> {
+        self.dev.bind()?;
+        let (dl, sl) = (self.dims.diag_len(), self.dims.sub_len());
+        unsafe {
+            result::memcpy_htod_async(self.staging.ptr, &diag[..dl], self.stream.raw).map_err(|e| cuda_err("copying D", e))?;
+            if sl > 0 {
+                let e_ptr = self.staging.ptr + (dl * std::mem::size_of::<T>()) as u64;
+                result::memcpy_htod_async(e_ptr, &sub[..sl], self.stream.raw).map_err(|e| cuda_err("copying E", e))?;
+            }
+        }
+        let e_ptr = self.staging.ptr + (dl * std::mem::size_of::<T>()) as u64;
+        unsafe { self.upload_device(layout, self.staging.ptr, e_ptr) }
+    }
+
+    /// Uploads from device memory in the caller's layout (`diag`: B·N blocks, `sub`: B·(N−1)).
+    ///
+    /// # Safety
+    /// The pointers must be device memory of this context holding the documented extents.
+    pub unsafe fn upload_device(&mut self, layout: Layout, diag: u64, sub: u64) -> Result<()> {
+        self.dev.bind()?;
+        let d = self.dims;
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        self.fill_keys(&self.nonfinite)?;
+        let n = d.block_size as i32;
+        let row_major = (layout == Layout::RowMajor) as i32;
+        let (dst_d, dst_s) = (self.diag.ptr, self.slots.ptr);
+        let (nb, nsub) = (d.n_blocks as i32, d.n_blocks as i32 - 1);
+        let (item_d, item_s) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+        let (no_flags, flags) = (0u64, self.sub_transposed.ptr);
+        let (lower, full) = (1i32, 0i32);
+        let (keys_d, keys_e) = (self.nonfinite.ptr, self.nonfinite.ptr + 8 * d.batch as u64);
+        let mut a = args![diag, dst_d, n, nb, item_d, row_major, no_flags, lower, keys_d];
+        self.launch(&self.k.convert_blocks, d.batch * d.n_blocks, 0, &mut a)?;
+        if nsub > 0 {
+            let mut a = args![sub, dst_s, n, nsub, item_s, row_major, flags, full, keys_e];
+            self.launch(&self.k.convert_blocks, d.batch * (d.n_blocks - 1), 0, &mut a)?;
+        }
+        self.read_keys("nonfinite")?;
+        for item in 0..d.batch {
+            for (k, operand) in [(self.host_keys[item], Operand::Diagonal), (self.host_keys[d.batch + item], Operand::SubDiagonal)] {
+                if k != NO_FAILURE {
+                    let (block, row, col) = ((k >> 32) as usize, ((k >> 16) & 0xffff) as usize, (k & 0xffff) as usize);
+                    // Report in the caller's orientation (the key was taken before any transpose).
+                    return Err(Error::NonFinite { operand, item, block, row, col });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Factors every item, level by level; one read-back of the per-item failure keys at the end.
+    pub fn factor(&mut self, status: &mut [ItemStatus]) -> Result<()> {
+        self.dev.bind()?;
+        let d = self.dims;
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+        let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
+        self.fill_keys(&self.fail)?;
+        for (l, lr) in self.levels.iter().enumerate() {
+            let level = l as i32;
+            let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
+            let nw = lr.n_elim as i32;
+            let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level];
+            unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
+            let recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
+            let nw = lr.n_update as i32;
+            let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
+            unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, 0, &mut a)? };
+        }
+        self.read_keys("fail")?;
+        for (st, &k) in status.iter_mut().zip(&self.host_keys[..d.batch]) {
+            *st = if k == NO_FAILURE {
+                ItemStatus::Factored
+            } else {
+                ItemStatus::NotPositiveDefinite { block: ((k >> 16) & ((1 << 26) - 1)) as usize, column: (k & 0xffff) as usize }
+            };
+        }
+        Ok(())
+    }
+
+    /// Forward and backward substitution on the packed right-hand sides (`m` columns).
+    fn solve_packed(&self, m: usize) -> Result<()> {
+        let d = self.dims;
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
+        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
+        let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
+        let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
+        for lr in &self.levels {
+            let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
+            let mut a = args![diag, y, recs, nw, n, mm, rows, item_d, item_r, fail];
+            unsafe { self.launch(&self.k.forward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
+            let (recs, nw) = (rec(lr.update_offset), lr.n_update as i32);
+            let mut a = args![slots, y, recs, nw, n, mm, rows, item_s, item_r, fail];
+            unsafe { self.launch(&self.k.forward_update, d.batch * lr.n_update, 0, &mut a)? };
+        }
+        for lr in self.levels.iter().rev() {
+            let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
+            let mut a = args![diag, slots, y, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
+            unsafe { self.launch(&self.k.backward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
+        }
+        Ok(())
+    }
+
+    /// Element strides (rs, cs) of a right-hand-side shape.
+    fn strides(shape: &RhsShape) -> (usize, usize) {
+        match shape.layout {
+            Layout::RowMajor => (shape.ld, 1),
+            Layout::ColMajor => (1, shape.ld),
+        }
+    }
+
+    /// Solves right-hand sides in host memory: packed on the host, solved on the device in chunks
+    /// of `max_nrhs` columns, unpacked for the factored items only.
+    pub fn solve_host(&mut self, status: &[ItemStatus], shape: RhsShape, data: &mut [T]) -> Result<()> {
+        self.dev.bind()?;
+        let d = self.dims;
+        let (rows, (rs, cs)) = (d.rows(), Self::strides(&shape));
+        let per_item = rows * self.max_nrhs;
+        let mut c0 = 0;
+        while c0 < shape.nrhs {
+            let m = self.max_nrhs.min(shape.nrhs - c0);
+            for b in 0..d.batch {
+                for c in 0..m {
+                    for r in 0..rows {
+                        self.host_rhs[b * per_item + c * rows + r] = data[b * shape.item_stride + r * rs + (c0 + c) * cs];
+                    }
+                }
+            }
+            unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }.map_err(|e| cuda_err("copying b", e))?;
+            self.solve_packed(m)?;
+            unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }.map_err(|e| cuda_err("copying x", e))?;
+            self.stream.synchronize()?;
+            for b in (0..d.batch).filter(|&b| status[b] == ItemStatus::Factored) {
+                for c in 0..m {
+                    for r in 0..rows {
+                        data[b * shape.item_stride + r * rs + (c0 + c) * cs] = self.host_rhs[b * per_item + c * rows + r];
+                    }
+                }
+            }
+            c0 += m;
+        }
+        Ok(())
+    }
+
+    /// Solves right-hand sides in device memory (same shape rules as host ones), on the stream.
+    ///
+    /// # Safety
+    /// `ptr` must be device memory of this context holding `shape.required_len(dims)` elements.
+    pub unsafe fn solve_device(&mut self, shape: RhsShape, ptr: u64) -> Result<()> {
+        self.dev.bind()?;
+        let d = self.dims;
+        let (rs, cs) = Self::strides(&shape);
+        let rows = d.rows() as i32;
+        let item_r = (d.rows() * self.max_nrhs) as i64;
+        let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
+        let mut c0 = 0;
+        while c0 < shape.nrhs {
+            let m = self.max_nrhs.min(shape.nrhs - c0);
+            let caller = ptr + (c0 * cs * std::mem::size_of::<T>()) as u64;
+            let ctas = (d.rows() * m).div_ceil(self.spec.threads * 4).clamp(1, 1024);
+            let (mm, rs_, cs_, is_) = (m as i32, rs as i64, cs as i64, shape.item_stride as i64);
+            let cpi = ctas as i32;
+            self.fill_keys(&self.nonfinite)?;
+            let (pack, unpack) = (1i32, 0i32);
+            let mut a = args![caller, y, rows, mm, rs_, cs_, is_, item_r, pack, fail, keys, cpi];
+            self.launch(&self.k.pack_rhs, d.batch * ctas, 0, &mut a)?;
+            self.read_keys("nonfinite")?;
+            if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
+                let k = self.host_keys[item];
+                let (r, c) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
+                return Err(Error::NonFinite {
+                    operand: Operand::RightHandSide,
+                    item,
+                    block: r / d.block_size,
+                    row: r % d.block_size,
+                    col: c0 + c,
+                });
+            }
+            self.solve_packed(m)?;
+            let mut a = args![caller, y, rows, mm, rs_, cs_, is_, item_r, unpack, fail, keys, cpi];
+            self.launch(&self.k.pack_rhs, d.batch * ctas, 0, &mut a)?;
+            c0 += m;
+        }
+        Ok(())
+    }
+
+    pub fn logdet(&mut self, out: &mut [f64]) -> Result<()> {
+        self.dev.bind()?;
+        let d = self.dims;
+        let buf = DeviceBuffer::<f64>::zeroed(&self.dev, d.batch, "logdet output")?;
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        let (diag, n, nb, item_d, fail, o) = (self.diag.ptr, d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.fail.ptr, buf.ptr);
+        let mut a = args![diag, n, nb, item_d, fail, o];
+        unsafe {
+            self.launch(&self.k.logdet, d.batch, 0, &mut a)?;
+            result::memcpy_dtoh_async(&mut out[..d.batch], buf.ptr, self.stream.raw).map_err(|e| cuda_err("reading logdet", e))?;
+        }
+        self.stream.synchronize()
+    }
+}

@@ -1,0 +1,217 @@
+//! Kernel compilation: NVRTC turns `kernels/*.cu` into a CUBIN for the device's exact `sm_XY`
+//! (a CUBIN, not PTX: PTX from a newer NVRTC can carry an ISA version the driver cannot JIT).
+//! Each variant is cached in memory and on disk (DeepGEMM's scheme): the file name is a hash of
+//! the source, the options, the NVRTC version, the architecture and the btchol version, and files
+//! are written to a temporary name and renamed, so concurrent processes never see half a file.
+//! `BTCHOL_CACHE_DIR` overrides the cache folder (default `$XDG_CACHE_HOME/btchol` or
+//! `~/.cache/btchol`); `BTCHOL_CACHE_DIR=off` disables the disk cache.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
+
+use crate::error::{Error, Result};
+use crate::scalar::DType;
+
+/// The kernel sources, concatenated into one translation unit (common definitions first).
+pub const KERNEL_SOURCES: [(&str, &str); 5] = [
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    ("block_ops.cuh", include_str!("../../kernels/block_ops.cuh")),
+    ("factor.cu", include_str!("../../kernels/factor.cu")),
+    ("solve.cu", include_str!("../../kernels/solve.cu")),
+    ("layout.cu", include_str!("../../kernels/layout.cu")),
+];
+
+/// The kernel entry points every module exports.
+pub const KERNEL_NAMES: [&str; 8] = [
+    "btchol_factor_eliminate",
+    "btchol_factor_update",
+    "btchol_forward_eliminate",
+    "btchol_forward_update",
+    "btchol_backward_eliminate",
+    "btchol_convert_blocks",
+    "btchol_pack_rhs",
+    "btchol_logdet",
+];
+
+/// Largest block size the CUDA backend supports.
+pub const MAX_CUDA_BLOCK_SIZE: usize = 256;
+
+/// One compiled variant: the template parameters of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    pub dtype: DType,
+    /// Padded leading dimension (≥ n).
+    pub ld: usize,
+    pub threads: usize,
+    /// Stage blocks in shared memory (three ld×ld blocks must fit).
+    pub fused: bool,
+}
+
+impl KernelSpec {
+    /// The variant a plan uses for block size n: n padded to 64-byte multiples (8 f64, 16 f32, as
+    /// the paper found fastest), or to a power of two below that; fused when three blocks fit in
+    /// `smem_limit` bytes of shared memory.
+    pub fn for_block_size(dtype: DType, n: usize, smem_limit: usize) -> KernelSpec {
+        let align = 64 / dtype.size_bytes();
+        let ld = if n >= align { n.div_ceil(align) * align } else { n.next_power_of_two() };
+        let threads = if ld <= 32 { 128 } else { 256 };
+        // Leave 1 KiB for the kernels' static shared memory.
+        let fused = 3 * ld * ld * dtype.size_bytes() + 1024 <= smem_limit;
+        KernelSpec { dtype, ld, threads, fused }
+    }
+
+    /// Dynamic shared memory of the factor kernel.
+    pub fn factor_smem_bytes(&self) -> usize {
+        if self.fused {
+            3 * self.ld * self.ld * self.dtype.size_bytes()
+        } else {
+            0
+        }
+    }
+
+    /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`).
+    pub fn all(smem_limit: usize) -> Vec<KernelSpec> {
+        let mut v: Vec<KernelSpec> = Vec::new();
+        for dtype in [DType::F32, DType::F64] {
+            for n in 1..=MAX_CUDA_BLOCK_SIZE {
+                let s = Self::for_block_size(dtype, n, smem_limit);
+                if !v.contains(&s) {
+                    v.push(s);
+                }
+            }
+        }
+        v
+    }
+
+    pub fn options(&self, arch: (i32, i32)) -> Vec<String> {
+        vec![
+            format!("--gpu-architecture=sm_{}{}", arch.0, arch.1),
+            "--std=c++17".into(),
+            format!("-DBT_T={}", if self.dtype == DType::F64 { "double" } else { "float" }),
+            format!("-DBT_LD={}", self.ld),
+            format!("-DBT_NT={}", self.threads),
+            format!("-DBT_FUSED={}", self.fused as i32),
+        ]
+    }
+}
+
+/// The NVRTC library can be loaded (checked first: cudarc panics on a missing library).
+pub fn nvrtc_available() -> bool {
+    std::panic::catch_unwind(|| unsafe { nvrtc_sys::is_culib_present() }).unwrap_or(false)
+}
+
+/// NVRTC's (major, minor) version.
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    if !nvrtc_available() {
+        return Err(Error::BackendUnavailable(
+            "NVRTC (libnvrtc.so) not found: install the CUDA toolkit or `pip install nvidia-cuda-nvrtc` and put its lib folder on LD_LIBRARY_PATH".into(),
+        ));
+    }
+    let (mut major, mut minor) = (0, 0);
+    unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Error::Cuda(format!("nvrtcVersion: {e:?}")))?;
+    Ok((major, minor))
+}
+
+fn source() -> String {
+    KERNEL_SOURCES.iter().map(|(name, s)| format!("// ---- {name}\n{s}\n")).collect()
+}
+
+/// Compiles the kernels for `spec` to a CUBIN for `arch`, without the cache.
+pub fn compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<Vec<u8>> {
+    nvrtc_version()?;
+    let src = CString::new(source()).expect("kernel source has no NUL");
+    let prog = nvrtc::create_program(&src, Some(c"btchol.cu")).map_err(|e| Error::Cuda(format!("nvrtcCreateProgram: {e:?}")))?;
+    let opts = spec.options(arch);
+    let compiled = unsafe { nvrtc::compile_program(prog, &opts) };
+    let out = match compiled {
+        Err(e) => {
+            let log = unsafe { nvrtc::get_program_log(prog) }
+                .map(|l| String::from_utf8_lossy(&l.iter().map(|&c| c as u8).collect::<Vec<u8>>()).into_owned())
+                .unwrap_or_default();
+            Err(Error::Cuda(format!("NVRTC failed for {spec:?} on sm_{}{}: {e:?}\n{log}", arch.0, arch.1)))
+        }
+        Ok(()) => {
+            let mut size = 0usize;
+            unsafe { nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size) }
+                .result()
+                .map_err(|e| Error::Cuda(format!("nvrtcGetCUBINSize: {e:?}")))?;
+            let mut cubin = vec![0u8; size];
+            unsafe { nvrtc_sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut _) }
+                .result()
+                .map_err(|e| Error::Cuda(format!("nvrtcGetCUBIN: {e:?}")))?;
+            Ok(cubin)
+        }
+    };
+    let _ = unsafe { nvrtc::destroy_program(prog) };
+    out
+}
+
+/// FNV-1a, 64 bits: a stable hash for cache keys (std's hasher may change between releases).
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in p.iter().chain(&[0xffu8]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("BTCHOL_CACHE_DIR") {
+        Some(v) if v == "off" => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|p| p.join("btchol")),
+    }
+}
+
+/// The cache file of a variant (also used by `btchol kernels --warm` to report where it wrote).
+pub fn cache_key(spec: &KernelSpec, arch: (i32, i32)) -> Result<String> {
+    let (maj, min) = nvrtc_version()?;
+    let opts = spec.options(arch).join(" ");
+    let h = fnv1a(&[source().as_bytes(), opts.as_bytes(), format!("nvrtc {maj}.{min}").as_bytes(), crate::VERSION.as_bytes()]);
+    Ok(format!("btchol-{}-sm{}{}-{h:016x}.cubin", crate::VERSION, arch.0, arch.1))
+}
+
+/// The CUBIN for `spec` on `arch`: from memory, else from disk, else compiled (and stored).
+pub fn load_or_compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<std::sync::Arc<Vec<u8>>> {
+    static MEMORY: OnceLock<Mutex<HashMap<(KernelSpec, (i32, i32)), std::sync::Arc<Vec<u8>>>>> = OnceLock::new();
+    let memory = MEMORY.get_or_init(Default::default);
+    if let Some(c) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&(*spec, arch)) {
+        return Ok(c.clone());
+    }
+    let key = cache_key(spec, arch)?;
+    let path = cache_dir().map(|d| d.join(&key));
+    let cubin = match path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        Some(c) if !c.is_empty() => c,
+        _ => {
+            let c = compile(spec, arch)?;
+            if let Some(p) = &path {
+                // Best effort: a read-only cache folder only costs a recompile next time.
+                let _ = write_atomically(p, &c);
+            }
+            c
+        }
+    };
+    let c = std::sync::Arc::new(cubin);
+    memory.lock().unwrap_or_else(|p| p.into_inner()).insert((*spec, arch), c.clone());
+    Ok(c)
+}
+
+fn write_atomically(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().expect("cache file has a folder");
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap().to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}

@@ -1,0 +1,17 @@
+//! The CUDA backend: executes the nested-dissection schedule on an NVIDIA GPU.
+//!
+//! * [`runtime`]: the driver (dynamically loaded), the primary context, device memory, streams;
+//! * [`jit`]: kernel variants compiled by NVRTC to a CUBIN for the device's exact architecture,
+//!   cached in memory and on disk;
+//! * [`engine`]: launch orchestration, one launch pair per schedule level.
+//!
+//! Nothing here panics when CUDA is missing: every entry returns
+//! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable) or
+//! [`Error::Cuda`](crate::Error::Cuda).
+
+pub mod engine;
+pub mod jit;
+pub mod runtime;
+
+pub use engine::CudaEngine;
+pub use runtime::cuda_available;

@@ -1,0 +1,132 @@
+//! CUDA driver access: loaded at run time, primary context of device 0, raw device buffers.
+
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaContext, DriverError};
+
+use crate::error::{Error, Result};
+
+pub(crate) fn cuda_err(what: &str, e: DriverError) -> Error {
+    Error::Cuda(format!("{what}: {e:?}"))
+}
+
+/// Runs `f`, turning a panic inside cudarc (it panics when a library is missing) into an error.
+fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(Error::BackendUnavailable(format!("{what}: the CUDA library could not be used"))))
+}
+
+/// Whether the NVIDIA driver library can be loaded and reports at least one device.
+pub fn cuda_available() -> bool {
+    Device::open().is_ok()
+}
+
+/// A GPU: the primary context of device 0 and what the planner needs to know about it.
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub arch: (i32, i32),
+    /// Largest dynamic shared memory a CTA may opt in to.
+    pub smem_optin: usize,
+}
+
+impl Device {
+    /// Opens device 0 (`CUDA_VISIBLE_DEVICES` selects which one that is).
+    pub fn open() -> Result<Device> {
+        guarded("opening the CUDA driver", || {
+            if !unsafe { sys::is_culib_present() } {
+                return Err(Error::BackendUnavailable("no NVIDIA driver library (libcuda.so) found".into()));
+            }
+            let count = CudaContext::device_count()
+                .map_err(|e| Error::BackendUnavailable(format!("the CUDA driver reports no usable device: {e:?}")))?;
+            if count < 1 {
+                return Err(Error::BackendUnavailable("no CUDA device present".into()));
+            }
+            let ctx = CudaContext::new(0).map_err(|e| cuda_err("creating the primary context of device 0", e))?;
+            let name = ctx.name().map_err(|e| cuda_err("device name", e))?;
+            let arch = ctx.compute_capability().map_err(|e| cuda_err("compute capability", e))?;
+            let smem_optin = ctx
+                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+                .map_err(|e| cuda_err("shared memory size", e))? as usize;
+            Ok(Device { ctx, name, arch, smem_optin })
+        })
+    }
+
+    /// Makes the context current on the calling thread (plans may move between threads).
+    pub(crate) fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(|e| cuda_err("binding the CUDA context", e))
+    }
+}
+
+/// Device memory owned by a plan, freed on drop.
+pub struct DeviceBuffer<T> {
+    pub(crate) ptr: sys::CUdeviceptr,
+    len: usize,
+    ctx: Arc<CudaContext>,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T> DeviceBuffer<T> {
+    /// Allocates `len` elements (at least one byte, so the pointer is valid) and zeroes them.
+    pub fn zeroed(dev: &Device, len: usize, what: &str) -> Result<Self> {
+        dev.bind()?;
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::OutOfMemory(what.into()))?.max(1);
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| match e.0 {
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory(format!("{what}: {bytes} bytes of GPU memory")),
+            _ => cuda_err(what, e),
+        })?;
+        let buf = DeviceBuffer { ptr, len, ctx: dev.ctx.clone(), _t: std::marker::PhantomData };
+        unsafe { result::memset_d8_sync(ptr, 0, bytes) }.map_err(|e| cuda_err(what, e))?;
+        Ok(buf)
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// The stream a plan works on: its own, or one the caller owns and lent through `set_stream`.
+pub struct Stream {
+    pub(crate) raw: sys::CUstream,
+    owned: bool,
+}
+
+impl Stream {
+    pub fn new_owned(dev: &Device) -> Result<Stream> {
+        dev.bind()?;
+        let raw = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| cuda_err("creating a stream", e))?;
+        Ok(Stream { raw, owned: true })
+    }
+    /// # Safety
+    /// `raw` must be a valid stream of the device's primary context (or null, the legacy default
+    /// stream) and outlive its use by the plan.
+    pub unsafe fn borrowed(raw: sys::CUstream) -> Stream {
+        Stream { raw, owned: false }
+    }
+    pub fn synchronize(&self) -> Result<()> {
+        unsafe { result::stream::synchronize(self.raw) }.map_err(|e| cuda_err("synchronizing the stream", e))
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = unsafe { result::stream::synchronize(self.raw) };
+            let _ = unsafe { result::stream::destroy(self.raw) };
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The CUDA backend against the dense f64 reference and the CPU nested-dissection executor.
+//! Each test skips (saying so) where no GPU is usable, and fails instead when
+//! `BTCHOL_REQUIRE_GPU=1` (the GPU check script sets it).
+
+mod common;
+use btchol::reference::*;
+use btchol::*;
+use common::*;
+
+fn gpu_or_skip(test: &str) -> bool {
+    let probe = Plan::<f64>::new(Dims::new(1, 2, 2).unwrap(), PlanOptions { backend: Backend::Cuda, ..Default::default() });
+    match probe {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("BTCHOL_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("BTCHOL_REQUIRE_GPU=1 but the CUDA backend is unusable: {e}");
+            }
+            eprintln!("SKIPPED {test}: no usable GPU ({e})");
+            false
+        }
+    }
+}
+
+fn cuda(threads: usize) -> PlanOptions {
+    PlanOptions { backend: Backend::Cuda, algorithm: Algorithm::Auto, threads, ..Default::default() }
+}
+
+fn check<T: Scalar>(nb: usize, n: usize, batch: usize, nrhs: usize, layout: Layout) {
+    let dims = Dims::new(batch, nb, n).unwrap();
+    let seed = seed_from(&[nb, n, batch, nrhs, layout as usize, 31]);
+    let gpu = solve_random::<T>(seed, dims, nrhs, layout, cuda(1));
+    let be = gpu.backward_error();
+    assert!(
+        be < tolerance::<T>(n),
+        "GPU {:?} backward error {be:e} for N={nb} n={n} batch={batch} m={nrhs} {layout:?} seed={seed}",
+        T::DTYPE
+    );
+    // Same factor as the CPU nested-dissection executor, up to rounding.
+    let cpu_opts = PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, threads: 2, ..Default::default() };
+    let cpu = solve_random::<T>(seed, dims, nrhs, layout, cpu_opts);
+    let scale = cpu.x.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+    let diff = gpu.x.iter().zip(&cpu.x).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
+    assert!(diff <= 1e3 * n as f64 * T::EPSILON * scale.max(1.0), "GPU and CPU differ by {diff:e} (N={nb} n={n})");
+}
+
+#[test]
+fn gpu_matches_reference_over_the_shape_matrix() {
+    if !gpu_or_skip("gpu_matches_reference_over_the_shape_matrix") {
+        return;
+    }
+    for nb in [1, 2, 3, 5, 17, 64, 1000] {
+        for n in [1, 2, 3, 7, 8, 31, 32, 33, 64] {
+            if nb == 1000 && n > 32 {
+                continue; // the CPU reference comparison would dominate the run time
+            }
+            for (batch, nrhs, layout) in [(1, 1, Layout::RowMajor), (3, 5, Layout::ColMajor)] {
+                check::<f64>(nb, n, batch, nrhs, layout);
+                check::<f32>(nb, n, batch, nrhs, layout);
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_handles_awkward_block_sizes() {
+    if !gpu_or_skip("gpu_handles_awkward_block_sizes") {
+        return;
+    }
+    for n in [1, 3, 7, 33, 65, 100, 256] {
+        for nb in [2, 7] {
+            check::<f64>(nb, n, 2, 3, Layout::RowMajor);
+            check::<f32>(nb, n, 1, 1, Layout::ColMajor);
+        }
+    }
+}
+
+#[test]
+fn gpu_many_right_hand_sides_are_solved_in_chunks() {
+    if !gpu_or_skip("gpu_many_right_hand_sides_are_solved_in_chunks") {
+        return;
+    }
+    // 40 columns with the default 16 per pass: three passes.
+    check::<f64>(33, 8, 2, 40, Layout::RowMajor);
+}
+
+#[test]
+fn gpu_reports_not_positive_definite_per_item() {
+    if !gpu_or_skip("gpu_reports_not_positive_definite_per_item") {
+        return;
+    }
+    for (nb, n, batch) in [(1, 1, 1), (17, 4, 3), (64, 33, 2), (1000, 2, 4)] {
+        for block in [0, nb / 2, nb - 1] {
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let (mut d, e) = random_problem::<f64>(seed_from(&[nb, n, block]), dims, Layout::RowMajor, 1.0);
+            let bad = batch / 2;
+            let blk = &mut d[(bad * nb + block) * n * n..][..n * n];
+            for k in 0..n {
+                blk[k * n + k] = -1e3;
+            }
+            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+            let mut p = Plan::<f64>::new(dims, cuda(1)).unwrap();
+            p.upload(&m).unwrap();
+            assert_eq!(p.factor(), Err(Error::NotPositiveDefinite { item: bad, block, column: 0 }), "N={nb} n={n}");
+            for (i, st) in p.item_status().iter().enumerate() {
+                assert_eq!(*st == ItemStatus::Factored, i != bad);
+            }
+            let b = random_vec::<f64>(1, batch * dims.rows());
+            let mut x = b.clone();
+            assert!(p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).is_err());
+            let rows = dims.rows();
+            assert_eq!(&x[bad * rows..][..rows], &b[bad * rows..][..rows], "failed item's rhs untouched");
+            let (xr, br) = (RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, 1, Layout::RowMajor, &b).unwrap());
+            assert!(backward_error(&m, &xr, &br, &[bad]) < tolerance::<f64>(n));
+        }
+    }
+}
+
+#[test]
+fn gpu_rejects_non_finite_input_and_stays_usable() {
+    if !gpu_or_skip("gpu_rejects_non_finite_input_and_stays_usable") {
+        return;
+    }
+    let dims = Dims::new(2, 5, 3).unwrap();
+    let (mut d, mut e) = random_problem::<f64>(3, dims, Layout::RowMajor, 1.0);
+    let mut p = Plan::<f64>::new(dims, cuda(1)).unwrap();
+    d[(5 + 3) * 9 + 2 * 3 + 1] = f64::NAN;
+    let err = p.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()).unwrap_err();
+    assert_eq!(err, Error::NonFinite { operand: Operand::Diagonal, item: 1, block: 3, row: 2, col: 1 });
+    assert!(matches!(p.factor(), Err(Error::InvalidState(_))), "a failed upload leaves no matrix");
+    d[(5 + 3) * 9 + 2 * 3 + 1] = 1.0;
+    d[(5 + 3) * 9 + 2 * 3 + 1] = random_problem::<f64>(3, dims, Layout::RowMajor, 1.0).0[(5 + 3) * 9 + 2 * 3 + 1];
+    e[9 + 5] = f64::INFINITY;
+    let err = p.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()).unwrap_err();
+    assert_eq!(err, Error::NonFinite { operand: Operand::SubDiagonal, item: 0, block: 1, row: 1, col: 2 });
+    let (d, e) = random_problem::<f64>(3, dims, Layout::RowMajor, 1.0);
+    p.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()).unwrap();
+    p.factor().unwrap();
+    let mut ld = [0.0; 2];
+    p.logdet(&mut ld).unwrap();
+    let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+    for (item, g) in ld.iter().enumerate() {
+        let mut l = dense_matrix(&m, item);
+        dense_cholesky(&mut l, dims.rows()).unwrap();
+        let want = dense_logdet(&l, dims.rows());
+        assert!((g - want).abs() < 1e-12 * want.abs().max(1.0), "logdet {g} vs {want}");
+    }
+}
+
+/// Device pointers in and out, on a stream the caller owns.
+#[test]
+fn gpu_device_pointers_and_caller_stream() {
+    if !gpu_or_skip("gpu_device_pointers_and_caller_stream") {
+        return;
+    }
+    use cudarc::driver::{CudaContext, DevicePtr, DevicePtrMut};
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    for layout in [Layout::RowMajor, Layout::ColMajor] {
+        let dims = Dims::new(3, 37, 7).unwrap();
+        let (d, e) = random_problem::<f64>(11, dims, layout, 1.0);
+        let b = random_vec::<f64>(12, dims.batch * dims.rows() * 2);
+        let dd = stream.clone_htod(&d).unwrap();
+        let de = stream.clone_htod(&e).unwrap();
+        let mut db = stream.clone_htod(&b).unwrap();
+        stream.synchronize().unwrap();
+        let mut p = Plan::<f64>::new(dims, PlanOptions { layout, ..cuda(1) }).unwrap();
+        let shape = RhsShape::dense(dims, 2, layout);
+        unsafe {
+            p.set_stream(stream.cu_stream() as *mut std::ffi::c_void).unwrap();
+            let (pd, _g1) = dd.device_ptr(&stream);
+            let (pe, _g2) = de.device_ptr(&stream);
+            p.upload_device(pd as *const f64, pe as *const f64).unwrap();
+            p.factor().unwrap();
+            let (pb, _g3) = db.device_ptr_mut(&stream);
+            p.solve_device(shape, pb as *mut f64).unwrap();
+        }
+        p.synchronize().unwrap();
+        let x = stream.clone_dtoh(&db).unwrap();
+        let m = BlockTridiagRef::new(dims, layout, &d, &e).unwrap();
+        let be = backward_error(&m, &RhsRef::new(dims, shape, &x).unwrap(), &RhsRef::new(dims, shape, &b).unwrap(), &[]);
+        assert!(be < tolerance::<f64>(7), "device-pointer path backward error {be:e} ({layout:?})");
+    }
+}
