@@ -13,6 +13,8 @@ passed_suites=(); failed_suites=()
 
 run "rust: unit, integration and doc tests" cargo test --release --all-targets
 run "rust: doc tests" cargo test --release --doc
+# Say plainly whether the GPU tests ran or skipped (cargo hides the output of passing tests).
+cargo test --release --test gpu_solve -- --nocapture 2>&1 | grep -m1 -E 'SKIPPED|test result' || true
 [ -x scripts/test-c.sh ] && run "C API, CMake, examples" scripts/test-c.sh
 [ -x scripts/test-bindings.sh ] && run "Python, Octave, Julia bindings" scripts/test-bindings.sh
 [ -x scripts/test-kernels.sh ] && run "CUDA kernels compile (NVRTC, no GPU)" scripts/test-kernels.sh

@@ -362,6 +362,17 @@ impl<T: Scalar> Plan<T> {
         rhs.shape().required_len(self.dims)?;
         rhs.check_finite(self.dims)?;
         self.upload(matrix)?;
+        if let Engine::Cuda(e) = &mut self.engine {
+            if rhs.shape.nrhs <= e.max_nrhs() {
+                // One launch sequence: forward substitution interlaced with the factorization.
+                if let Err(err) = e.factor_solve_host(&mut self.status, rhs.shape, rhs.data) {
+                    self.state = State::Empty;
+                    return Err(err);
+                }
+                self.state = State::Factored;
+                return self.first_failure();
+            }
+        }
         let f = self.factor();
         if self.state == State::Factored {
             self.solve_checked(rhs)?;

@@ -181,3 +181,40 @@ fn gpu_device_pointers_and_caller_stream() {
         assert!(be < tolerance::<f64>(7), "device-pointer path backward error {be:e} ({layout:?})");
     }
 }
+
+/// factor_solve (forward substitution interlaced with the factorization, one synchronisation)
+/// gives the same answer as factor then solve, skips a failed item, and falls back to chunks when
+/// there are more right-hand sides than one pass holds.
+#[test]
+fn gpu_factor_solve_interlaced_matches_factor_then_solve() {
+    if !gpu_or_skip("gpu_factor_solve_interlaced_matches_factor_then_solve") {
+        return;
+    }
+    for (nb, n, batch, nrhs) in [(1, 3, 1, 1), (17, 8, 3, 2), (1000, 4, 2, 1), (64, 33, 2, 20)] {
+        let dims = Dims::new(batch, nb, n).unwrap();
+        let (mut d, e) = random_problem::<f64>(seed_from(&[nb, n, 99]), dims, Layout::RowMajor, 1.0);
+        let bad = if batch > 1 { Some(batch - 1) } else { None };
+        if let Some(b) = bad {
+            for k in 0..n {
+                d[(b * nb + nb / 2) * n * n + k * n + k] = -1e3;
+            }
+        }
+        let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+        let b = random_vec::<f64>(7, batch * dims.rows() * nrhs);
+        let mut x = b.clone();
+        let mut p = Plan::<f64>::new(dims, cuda(1)).unwrap();
+        let r = p.factor_solve(&m, &mut RhsMut::dense(dims, nrhs, Layout::RowMajor, &mut x).unwrap());
+        match bad {
+            Some(item) => assert_eq!(r, Err(Error::NotPositiveDefinite { item, block: nb / 2, column: 0 })),
+            None => r.unwrap(),
+        }
+        let skip: Vec<usize> = bad.into_iter().collect();
+        let per = dims.rows() * nrhs;
+        for &s in &skip {
+            assert_eq!(&x[s * per..][..per], &b[s * per..][..per], "failed item untouched");
+        }
+        let (xr, br) = (RhsRef::dense(dims, nrhs, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, nrhs, Layout::RowMajor, &b).unwrap());
+        let be = backward_error(&m, &xr, &br, &skip);
+        assert!(be < tolerance::<f64>(n), "factor_solve backward error {be:e} N={nb} n={n}");
+    }
+}

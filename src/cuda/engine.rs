@@ -288,27 +288,27 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
-    /// Factors every item, level by level; one read-back of the per-item failure keys at the end.
-    pub fn factor(&mut self, status: &mut [ItemStatus]) -> Result<()> {
-        self.dev.bind()?;
+    /// Queues the factor kernels of one level.
+    fn enqueue_factor_level(&self, l: usize) -> Result<()> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
-        let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
-        self.fill_keys(&self.fail)?;
-        for (l, lr) in self.levels.iter().enumerate() {
-            let level = l as i32;
-            let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
-            let nw = lr.n_elim as i32;
-            let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level];
-            unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
-            let recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
-            let nw = lr.n_update as i32;
-            let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
-            unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, 0, &mut a)? };
-        }
+        let (diag, slots, fail, lr) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.levels[l]);
+        let level = l as i32;
+        let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
+        let nw = lr.n_elim as i32;
+        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level];
+        unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
+        let recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
+        let nw = lr.n_update as i32;
+        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
+        unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, 0, &mut a) }
+    }
+
+    /// Reads the per-item failure keys back (one synchronisation) into `status`.
+    fn read_status(&mut self, status: &mut [ItemStatus]) -> Result<()> {
         self.read_keys("fail")?;
-        for (st, &k) in status.iter_mut().zip(&self.host_keys[..d.batch]) {
+        for (st, &k) in status.iter_mut().zip(&self.host_keys[..self.dims.batch]) {
             *st = if k == NO_FAILURE {
                 ItemStatus::Factored
             } else {
@@ -318,28 +318,104 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
-    /// Forward and backward substitution on the packed right-hand sides (`m` columns).
-    fn solve_packed(&self, m: usize) -> Result<()> {
+    /// Factors every item, level by level; one read-back of the per-item failure keys at the end.
+    pub fn factor(&mut self, status: &mut [ItemStatus]) -> Result<()> {
+        self.dev.bind()?;
+        self.fill_keys(&self.fail)?;
+        for l in 0..self.levels.len() {
+            self.enqueue_factor_level(l)?;
+        }
+        self.read_status(status)
+    }
+
+    /// Factor and solve in one launch sequence with one synchronisation: the forward substitution
+    /// of each level is queued right behind that level's factorization (paper §4.5, interlaced),
+    /// so no host round trip separates them. Right-hand sides in host memory, at most `max_nrhs`
+    /// columns (the plan falls back to factor + solve for more).
+    pub fn factor_solve_host(&mut self, status: &mut [ItemStatus], shape: RhsShape, data: &mut [T]) -> Result<()> {
+        debug_assert!(shape.nrhs <= self.max_nrhs);
+        self.dev.bind()?;
+        self.pack_host(shape, data, 0, shape.nrhs);
+        unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }.map_err(|e| cuda_err("copying b", e))?;
+        self.fill_keys(&self.fail)?;
+        for l in 0..self.levels.len() {
+            self.enqueue_factor_level(l)?;
+            self.enqueue_forward_level(l, shape.nrhs)?;
+        }
+        self.enqueue_backward(shape.nrhs)?;
+        unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }.map_err(|e| cuda_err("copying x", e))?;
+        self.read_status(status)?;
+        self.unpack_host(status, shape, data, 0, shape.nrhs);
+        Ok(())
+    }
+
+    pub fn max_nrhs(&self) -> usize {
+        self.max_nrhs
+    }
+
+    /// Queues the forward-substitution kernels of one level on the packed right-hand sides.
+    fn enqueue_forward_level(&self, l: usize, m: usize) -> Result<()> {
+        let d = self.dims;
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
+        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
+        let (diag, slots, y, fail, lr) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr, self.levels[l]);
+        let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
+        let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
+        let mut a = args![diag, y, recs, nw, n, mm, rows, item_d, item_r, fail];
+        unsafe { self.launch(&self.k.forward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
+        let (recs, nw) = (rec(lr.update_offset), lr.n_update as i32);
+        let mut a = args![slots, y, recs, nw, n, mm, rows, item_s, item_r, fail];
+        unsafe { self.launch(&self.k.forward_update, d.batch * lr.n_update, 0, &mut a) }
+    }
+
+    /// Queues the backward substitution (levels in reverse).
+    fn enqueue_backward(&self, m: usize) -> Result<()> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
-        let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
-        for lr in &self.levels {
-            let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
-            let mut a = args![diag, y, recs, nw, n, mm, rows, item_d, item_r, fail];
-            unsafe { self.launch(&self.k.forward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
-            let (recs, nw) = (rec(lr.update_offset), lr.n_update as i32);
-            let mut a = args![slots, y, recs, nw, n, mm, rows, item_s, item_r, fail];
-            unsafe { self.launch(&self.k.forward_update, d.batch * lr.n_update, 0, &mut a)? };
-        }
         for lr in self.levels.iter().rev() {
-            let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
+            let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
             let mut a = args![diag, slots, y, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
             unsafe { self.launch(&self.k.backward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
         }
         Ok(())
+    }
+
+    /// Forward and backward substitution on the packed right-hand sides (`m` columns).
+    fn solve_packed(&self, m: usize) -> Result<()> {
+        for l in 0..self.levels.len() {
+            self.enqueue_forward_level(l, m)?;
+        }
+        self.enqueue_backward(m)
+    }
+
+    /// Packs columns c0..c0+m of host right-hand sides into the staging buffer.
+    fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize) {
+        let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
+        let per_item = rows * self.max_nrhs;
+        for b in 0..self.dims.batch {
+            for c in 0..m {
+                for r in 0..rows {
+                    self.host_rhs[b * per_item + c * rows + r] = data[b * shape.item_stride + r * rs + (c0 + c) * cs];
+                }
+            }
+        }
+    }
+
+    /// Unpacks the staging buffer into host right-hand sides, for factored items only.
+    fn unpack_host(&self, status: &[ItemStatus], shape: RhsShape, data: &mut [T], c0: usize, m: usize) {
+        let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
+        let per_item = rows * self.max_nrhs;
+        for b in (0..self.dims.batch).filter(|&b| status[b] == ItemStatus::Factored) {
+            for c in 0..m {
+                for r in 0..rows {
+                    data[b * shape.item_stride + r * rs + (c0 + c) * cs] = self.host_rhs[b * per_item + c * rows + r];
+                }
+            }
+        }
     }
 
     /// Element strides (rs, cs) of a right-hand-side shape.
@@ -354,30 +430,15 @@ impl<T: Scalar> CudaEngine<T> {
     /// of `max_nrhs` columns, unpacked for the factored items only.
     pub fn solve_host(&mut self, status: &[ItemStatus], shape: RhsShape, data: &mut [T]) -> Result<()> {
         self.dev.bind()?;
-        let d = self.dims;
-        let (rows, (rs, cs)) = (d.rows(), Self::strides(&shape));
-        let per_item = rows * self.max_nrhs;
         let mut c0 = 0;
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
-            for b in 0..d.batch {
-                for c in 0..m {
-                    for r in 0..rows {
-                        self.host_rhs[b * per_item + c * rows + r] = data[b * shape.item_stride + r * rs + (c0 + c) * cs];
-                    }
-                }
-            }
+            self.pack_host(shape, data, c0, m);
             unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }.map_err(|e| cuda_err("copying b", e))?;
             self.solve_packed(m)?;
             unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }.map_err(|e| cuda_err("copying x", e))?;
             self.stream.synchronize()?;
-            for b in (0..d.batch).filter(|&b| status[b] == ItemStatus::Factored) {
-                for c in 0..m {
-                    for r in 0..rows {
-                        data[b * shape.item_stride + r * rs + (c0 + c) * cs] = self.host_rhs[b * per_item + c * rows + r];
-                    }
-                }
-            }
+            self.unpack_host(status, shape, data, c0, m);
             c0 += m;
         }
         Ok(())
