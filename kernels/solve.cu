@@ -6,6 +6,19 @@
 
 __device__ __forceinline__ bool item_ok(const unsigned long long* fail, int item) { return fail[item] == NO_FAILURE; }
 
+// Row i, column c of Σ_p op(L_p)·y_{block_p} over a record's (slot, block) pairs, where op is the
+// identity (forward update) or the transpose (backward solve).
+template <bool TRANSPOSE>
+__device__ __forceinline__ real sum_products(const real* slot_base, const real* yb, const int* r, int n, int rows, int i, int c) {
+    real s = 0;
+    for (int p = 0; p < r[7]; ++p) {
+        const real* L = slot_base + r[1 + 2 * p] * BS;
+        const real* yv = yb + (long long)r[2 + 2 * p] * n + (long long)c * rows;
+        for (int k = 0; k < n; ++k) s += (TRANSPOSE ? L[k + i * LD] : L[i + k * LD]) * yv[k];
+    }
+    return s;
+}
+
 extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
     const real* diag, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_diag, long long item_rhs,
     const unsigned long long* fail) {
@@ -36,13 +49,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_forward_update(
     const real* slot_base = slots + item * item_slots;
     for (int idx = threadIdx.x; idx < n * m; idx += NT) {
         int i = idx % n, c = idx / n;
-        real s = 0;
-        for (int src = 0; src < r[7]; ++src) {
-            const real* L = slot_base + r[1 + 2 * src] * BS;
-            const real* ys = yb + (long long)r[2 + 2 * src] * n + (long long)c * rows;
-            for (int k = 0; k < n; ++k) s += L[i + k * LD] * ys[k];
-        }
-        yb[(long long)r[0] * n + i + (long long)c * rows] -= s;
+        yb[(long long)r[0] * n + i + (long long)c * rows] -= sum_products<false>(slot_base, yb, r, n, rows, i, c);
     }
 }
 
@@ -57,13 +64,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_backward_eliminate(
     const real* slot_base = slots + item * item_slots;
     for (int idx = threadIdx.x; idx < n * m; idx += NT) {
         int i = idx % n, c = idx / n;
-        real s = 0;
-        for (int cp = 0; cp < r[7]; ++cp) {
-            const real* L = slot_base + r[1 + 2 * cp] * BS;
-            const real* ya = yb + (long long)r[2 + 2 * cp] * n + (long long)c * rows;
-            for (int k = 0; k < n; ++k) s += L[k + i * LD] * ya[k];
-        }
-        yi[i + (long long)c * rows] -= s;
+        yi[i + (long long)c * rows] -= sum_products<true>(slot_base, yb, r, n, rows, i, c);
     }
     __syncthreads();
     const real* L = diag + item * item_diag + r[0] * BS;
