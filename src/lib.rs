@@ -14,6 +14,7 @@
 //! * [`plan`]: the user-facing solver object;
 //! * [`reference`]: independent dense f64 reference code for tests and benchmarks.
 
+pub mod capi;
 pub mod cpu;
 pub mod cuda;
 pub mod dense;

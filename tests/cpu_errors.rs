@@ -199,3 +199,17 @@ fn factor_solve_matches_factor_then_solve_and_matvec_gives_the_residual() {
     let r = y.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
     assert!(r < 1e-12, "residual {r:e}");
 }
+
+#[test]
+fn overflowing_right_hand_side_strides_are_rejected() {
+    let dims = Dims::new(2, 3, 2).unwrap();
+    let mut b = vec![0.0f64; 100];
+    for shape in [
+        RhsShape { nrhs: 2, layout: Layout::RowMajor, ld: usize::MAX / 2, item_stride: 12 },
+        RhsShape { nrhs: 2, layout: Layout::ColMajor, ld: usize::MAX, item_stride: 12 },
+        RhsShape { nrhs: 2, layout: Layout::RowMajor, ld: 2, item_stride: usize::MAX },
+    ] {
+        let r = RhsMut::new(dims, shape, &mut b);
+        assert!(matches!(r, Err(Error::InvalidDimension(_)) | Err(Error::InvalidArgument(_))), "{shape:?}: {r:?}");
+    }
+}

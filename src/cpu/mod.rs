@@ -33,6 +33,8 @@ pub struct CpuEngine<T> {
     diag: Vec<T>,
     slots: Vec<T>,
     pool: Option<rayon::ThreadPool>,
+    /// Per-item failure keys of the running factorization (allocated once: factor never allocates).
+    fail: Vec<AtomicU64>,
 }
 
 /// Allocates a zeroed vector, turning allocation failure into an error instead of an abort.
@@ -67,7 +69,8 @@ impl<T: Scalar> CpuEngine<T> {
         } else {
             None
         };
-        Ok(CpuEngine { dims, algorithm, schedule, slots_per_item, diag, slots, pool })
+        let fail = (0..dims.batch).map(|_| AtomicU64::new(u64::MAX)).collect();
+        Ok(CpuEngine { dims, algorithm, schedule, slots_per_item, diag, slots, pool, fail })
     }
 
     pub fn algorithm(&self) -> Algorithm {
@@ -125,7 +128,8 @@ impl<T: Scalar> CpuEngine<T> {
         let slots = SyncPtr(self.slots.as_mut_ptr());
         // Failure key per item: level · 2^40 + block · 2^20 + column, minimum wins (earliest pivot
         // in elimination order); u64::MAX = no failure.
-        let fail: Vec<AtomicU64> = (0..d.batch).map(|_| AtomicU64::new(u64::MAX)).collect();
+        let fail = &self.fail;
+        fail.iter().for_each(|f| f.store(u64::MAX, Ordering::Relaxed));
         let key = |level: usize, block: usize, col: usize| ((level as u64) << 42) | ((block as u64) << 16) | col as u64;
         let work = n * n * n;
         match &self.schedule {
@@ -164,7 +168,7 @@ impl<T: Scalar> CpuEngine<T> {
                 }
             }
         }
-        for (st, f) in status.iter_mut().zip(&fail) {
+        for (st, f) in status.iter_mut().zip(fail) {
             let k = f.load(Ordering::Relaxed);
             *st = if k == u64::MAX {
                 ItemStatus::Factored

@@ -44,10 +44,14 @@ impl RhsShape {
         if self.ld < min_ld {
             return Err(Error::InvalidArgument(format!("{what} ({min_ld}), got {}", self.ld)));
         }
-        let last = self
-            .layout
-            .offset(rows - 1, self.nrhs - 1, self.ld)
-            .checked_add(1)
+        // Offset of the last element + 1, in checked arithmetic (ld comes from the caller).
+        let (major, minor) = match self.layout {
+            Layout::RowMajor => (rows - 1, self.nrhs - 1),
+            Layout::ColMajor => (self.nrhs - 1, rows - 1),
+        };
+        let last = major
+            .checked_mul(self.ld)
+            .and_then(|x| x.checked_add(minor + 1))
             .ok_or_else(|| Error::InvalidDimension("right-hand side size overflows".into()))?;
         if dims.batch > 1 && self.item_stride < last {
             return Err(Error::InvalidArgument(format!(
