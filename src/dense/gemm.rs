@@ -1,6 +1,6 @@
 //! C ← C − A·Bᵀ on column-major operands: the one microkernel every block operation uses.
 
-use super::madd;
+use super::{avx_or_fallthrough, madd};
 use crate::scalar::Scalar;
 
 /// Rows of the register tile (two AVX2 registers of f64).
@@ -29,6 +29,7 @@ pub unsafe fn gemm_nt_sub<T: Scalar, const FMA: bool>(
     if k == 0 {
         return;
     }
+    avx_or_fallthrough!(FMA, T, gemm_nt(m, p, k, a.cast(), lda, b.cast(), ldb, c.cast(), ldc, false));
     let mut j = 0;
     while j + NR <= p {
         let mut i = 0;
@@ -120,6 +121,7 @@ pub unsafe fn syrk_lower_sub<T: Scalar, const FMA: bool>(
     c: *mut T,
     ldc: usize,
 ) {
+    avx_or_fallthrough!(FMA, T, syrk_lower(m, k, a.cast(), lda, c.cast(), ldc));
     let mut j = 0;
     while j < m {
         let jb = NR.min(m - j);
@@ -145,6 +147,7 @@ pub unsafe fn gemm_nt_neg<T: Scalar, const FMA: bool>(
     c: *mut T,
     ldc: usize,
 ) {
+    avx_or_fallthrough!(FMA, T, gemm_nt(m, p, k, a.cast(), lda, b.cast(), ldb, c.cast(), ldc, true));
     for j in 0..p {
         for i in 0..m {
             *c.add(i + j * ldc) = T::ZERO;

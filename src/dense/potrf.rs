@@ -1,6 +1,6 @@
 //! Cholesky factorization of one diagonal block (LAPACK potrf, lower).
 
-use super::{gemm::gemm_nt_sub, madd};
+use super::{avx_or_fallthrough, gemm::gemm_nt_sub, madd};
 use crate::scalar::Scalar;
 
 /// Width of the column panels: the panel update is one microkernel call.
@@ -14,6 +14,7 @@ const NB: usize = 4;
 /// `a` valid for n×n with leading dimension `lda`.
 #[inline(always)]
 pub unsafe fn potrf_lower<T: Scalar, const FMA: bool>(n: usize, a: *mut T, lda: usize) -> Result<(), usize> {
+    avx_or_fallthrough!(FMA, T, potrf_lower(n, a.cast(), lda));
     let mut j0 = 0;
     while j0 < n {
         let jb = NB.min(n - j0);

@@ -1,6 +1,6 @@
 //! Triangular solves with a block right-hand side, factor side (LAPACK trsm, side R, lower, T).
 
-use super::{gemm::gemm_nt_sub, madd};
+use super::{avx_or_fallthrough, gemm::gemm_nt_sub, madd};
 use crate::scalar::Scalar;
 
 const NB: usize = 4;
@@ -18,6 +18,7 @@ pub unsafe fn trsm_right_lower_trans<T: Scalar, const FMA: bool>(
     x: *mut T,
     ldx: usize,
 ) {
+    avx_or_fallthrough!(FMA, T, trsm_rlt(m, n, l.cast(), ldl, x.cast(), ldx));
     let mut j0 = 0;
     while j0 < n {
         let jb = NB.min(n - j0);

@@ -61,7 +61,14 @@ pub unsafe fn trsv_lower_trans<T: Scalar, const FMA: bool>(n: usize, m: usize, l
 /// # Safety
 /// `a` valid for n×n (`lda`), `y` and `x` for n×m and not aliasing each other.
 #[inline(always)]
-pub unsafe fn gemv_n_sub<T: Scalar, const FMA: bool>(n: usize, m: usize, a: *const T, lda: usize, x: Strided<T>, y: Strided<T>) {
+pub unsafe fn gemv_n_sub<T: Scalar, const FMA: bool>(
+    n: usize,
+    m: usize,
+    a: *const T,
+    lda: usize,
+    x: Strided<T>,
+    y: Strided<T>,
+) {
     for c in 0..m {
         for k in 0..n {
             let f = -*x.at(k, c);
@@ -78,7 +85,14 @@ pub unsafe fn gemv_n_sub<T: Scalar, const FMA: bool>(n: usize, m: usize, a: *con
 /// # Safety
 /// As [`gemv_n_sub`].
 #[inline(always)]
-pub unsafe fn gemv_t_sub<T: Scalar, const FMA: bool>(n: usize, m: usize, a: *const T, lda: usize, x: Strided<T>, y: Strided<T>) {
+pub unsafe fn gemv_t_sub<T: Scalar, const FMA: bool>(
+    n: usize,
+    m: usize,
+    a: *const T,
+    lda: usize,
+    x: Strided<T>,
+    y: Strided<T>,
+) {
     for c in 0..m {
         for r in 0..n {
             let ar = a.add(r * lda);
