@@ -1,0 +1,580 @@
+"""btchol for Python: Cholesky factor and solve of batches of symmetric positive-definite
+block-tridiagonal systems, on the CPU or an NVIDIA GPU, through btchol's C API (ctypes + NumPy).
+
+    import numpy as np, btchol
+
+    with btchol.Plan(B, N, n) as plan:          # float64, C layout, best backend
+        plan.upload(D, E)                       # D: (B, N, n, n), E: (B, N-1, n, n)
+        plan.factor()                           # NotPositiveDefiniteError(item, block, column)
+        plan.solve(b)                           # b: (B, N*n) or (B, N*n, m), overwritten by x
+        plan.logdet()                           # (B,) float64
+
+Array conventions follow the plan's ``layout``:
+
+* ``'C'`` (row-major blocks, NumPy's convention): ``D`` has shape (B, N, n, n) with
+  ``D[b, i]`` the diagonal block D_i of item b; ``E`` has shape (B, N-1, n, n) with
+  ``E[b, i]`` = E_i = Psi[i+1, i] (the block below the diagonal); right-hand sides have shape
+  (B, N*n) or (B, N*n, m).
+* ``'F'`` (column-major blocks, the Fortran/MATLAB/Julia convention): ``D`` has shape
+  (n, n, N, B), ``E`` (n, n, N-1, B), right-hand sides (N*n, B) or (N*n, m, B).
+
+Only the lower triangle of each D_i is read. ``upload`` copies its inputs into the plan, so it
+accepts any array of the right shape and dtype and makes it contiguous in the plan's layout
+(a NumPy copy only when it is not already). ``solve`` works in place and never copies: the
+array must be writable, of the plan's dtype, and strided so that the C API can address it
+(contiguous in either order per item, or a view with a unit stride along rows or columns).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from . import _capi
+from ._errors import (
+    BackendUnavailableError,
+    BTCholError,
+    BufferTooSmallError,
+    CudaError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidDimensionError,
+    InvalidStateError,
+    NoCudaError,
+    NonFiniteInputError,
+    NotPositiveDefiniteError,
+    NullPointerError,
+    OutOfMemoryError,
+    check as _check,
+    error_for as _error_for,
+    last_message as _last_message,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Plan",
+    "version",
+    "version_number",
+    "cuda_available",
+    "status_string",
+    "library_path",
+    "BTCholError",
+    "InvalidArgumentError",
+    "NullPointerError",
+    "InvalidDimensionError",
+    "BufferTooSmallError",
+    "NonFiniteInputError",
+    "NotPositiveDefiniteError",
+    "InvalidStateError",
+    "BackendUnavailableError",
+    "NoCudaError",
+    "CudaError",
+    "OutOfMemoryError",
+    "InternalError",
+    "ITEM_PENDING",
+]
+
+#: ``item_status()`` value of an item not factored since the last upload.
+ITEM_PENDING = _capi.ITEM_PENDING
+
+#: Path of the loaded libbtchol.
+library_path = _capi.lib_path
+
+_DTYPES = {np.dtype(np.float32): _capi.DTYPE_F32, np.dtype(np.float64): _capi.DTYPE_F64}
+_LAYOUTS = {"C": _capi.LAYOUT_ROW_MAJOR, "F": _capi.LAYOUT_COL_MAJOR}
+_BACKENDS = {"auto": _capi.BACKEND_AUTO, "cpu": _capi.BACKEND_CPU, "cuda": _capi.BACKEND_CUDA}
+_BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
+_ALGORITHMS = {
+    "auto": _capi.ALGORITHM_AUTO,
+    "seq": _capi.ALGORITHM_SEQUENTIAL,
+    "nd": _capi.ALGORITHM_NESTED_DISSECTION,
+}
+_ALGORITHM_NAMES = {v: k for k, v in _ALGORITHMS.items()}
+
+
+def version() -> str:
+    """The library's version string, e.g. ``"0.1.0"``."""
+    return _capi.version().decode()
+
+
+def version_number() -> int:
+    """The library's version as MAJOR*1000000 + MINOR*1000 + PATCH."""
+    return int(_capi.version_number())
+
+
+def cuda_available() -> bool:
+    """True when the NVIDIA driver loads and reports a device (CUDA plans can be created)."""
+    return bool(_capi.cuda_available())
+
+
+def status_string(status: int) -> str:
+    """The library's short description of a status value."""
+    return _capi.status_string(int(status)).decode()
+
+
+def _choice(value, table, what):
+    key = value.lower() if isinstance(value, str) else value
+    if what == "layout" and isinstance(value, str):
+        key = value.upper()
+    if key not in table:
+        raise ValueError(f"unknown {what} {value!r}; expected one of {sorted(table)}")
+    return table[key]
+
+
+class _DeviceArray:
+    """The fields of a ``__cuda_array_interface__`` that btchol needs."""
+
+    def __init__(self, obj, name):
+        try:
+            cai = obj.__cuda_array_interface__
+        except AttributeError:
+            raise TypeError(
+                f"{name} must expose __cuda_array_interface__ (a CuPy array, a PyTorch CUDA tensor, ...); "
+                f"got {type(obj).__name__}"
+            ) from None
+        self.obj = obj
+        self.shape = tuple(int(s) for s in cai["shape"])
+        self.dtype = np.dtype(cai["typestr"])
+        self.ptr, self.readonly = int(cai["data"][0]), bool(cai["data"][1])
+        if cai.get("mask") is not None:
+            raise ValueError(f"{name}: masked device arrays are not supported")
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], self.dtype.itemsize
+            for s in reversed(self.shape):
+                strides.append(step)
+                step *= s
+            strides = strides[::-1]
+        self.strides = tuple(int(s) for s in strides)
+        self.stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
+
+
+_libcuda = None
+
+
+def _cu_stream_synchronize(stream: int) -> None:
+    """cuStreamSynchronize through the driver (loaded only when a producer stream needs it)."""
+    global _libcuda
+    if _libcuda is None:
+        _libcuda = ctypes.CDLL("libcuda.so.1")
+        _libcuda.cuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        _libcuda.cuStreamSynchronize.restype = ctypes.c_int
+    rc = _libcuda.cuStreamSynchronize(ctypes.c_void_p(stream))
+    if rc != 0:
+        raise CudaError(f"cuStreamSynchronize on the producer's stream {stream:#x} failed with CUresult {rc}")
+
+
+def _stream_handle(stream) -> int:
+    """A CUDA stream handle from None, an int, a CuPy stream (``.ptr``) or a PyTorch stream
+    (``.cuda_stream``)."""
+    if stream is None:
+        return 0
+    for attr in ("ptr", "cuda_stream"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return int(stream)
+
+
+class Plan:
+    """A btchol plan for B systems of N diagonal blocks of size n, with all of its workspace.
+
+    Parameters
+    ----------
+    batch, N, n : int
+        Batch size B, number of diagonal blocks N and block size n (all >= 1).
+    dtype : np.float64 (default) or np.float32
+    layout : 'C' (default) or 'F'
+        Storage of each block and the array conventions of the whole plan (module docstring).
+    backend : 'auto' (default: the GPU if usable, else the CPU), 'cpu' or 'cuda'
+    algorithm : 'auto' (default), 'seq' (sequential block recursion) or 'nd' (nested dissection)
+    threads : int
+        CPU threads of the plan's pool; 0 (default) means all cores.
+    max_nrhs : int
+        GPU only: right-hand sides solved per pass; 0 (default) means 16.
+
+    A plan is not thread-safe (the library reports overlapping use as InvalidStateError); use one
+    plan per thread. Close it with ``close()`` or a ``with`` block; ``__del__`` closes it too.
+    """
+
+    _destroy = staticmethod(_capi.plan_destroy)  # kept reachable for __del__ at interpreter exit
+
+    def __init__(
+        self,
+        batch: int,
+        N: int,
+        n: int,
+        dtype=np.float64,
+        layout: str = "C",
+        backend: str = "auto",
+        algorithm: str = "auto",
+        threads: int = 0,
+        max_nrhs: int = 0,
+    ):
+        self._handle = None
+        self._keep = ()
+        self._stream_obj = None
+        dt = np.dtype(dtype)
+        if dt not in _DTYPES:
+            raise TypeError(f"dtype must be float32 or float64, got {dt}")
+        for name, v in (("batch", batch), ("N", N), ("n", n), ("threads", threads), ("max_nrhs", max_nrhs)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+        self.batch, self.N, self.n = int(batch), int(N), int(n)
+        self.dtype = dt
+        opts = _capi.Options()
+        _check(_capi.plan_options_init(ctypes.byref(opts)), "btchol_plan_options_init")
+        opts.layout = _choice(layout, _LAYOUTS, "layout")
+        self.layout = layout.upper()
+        opts.backend = _choice(backend, _BACKENDS, "backend")
+        opts.algorithm = _choice(algorithm, _ALGORITHMS, "algorithm")
+        opts.threads = int(threads)
+        opts.max_nrhs = int(max_nrhs)
+        handle = ctypes.c_void_p()
+        _check(
+            _capi.plan_create(self.batch, self.N, self.n, _DTYPES[dt], ctypes.byref(opts), ctypes.byref(handle)),
+            "btchol_plan_create",
+        )
+        self._handle = handle
+
+    # ---- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Destroys the plan (idempotent). Later calls raise InvalidStateError."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        self._keep = ()
+        if handle is not None:
+            self._destroy(handle)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def _h(self):
+        if self._handle is None:
+            raise InvalidStateError("the plan is closed", "Plan")
+        return self._handle
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"backend={self.backend!r}, algorithm={self.algorithm!r}"
+        return f"Plan(batch={self.batch}, N={self.N}, n={self.n}, dtype={self.dtype.name}, layout={self.layout!r}, {state})"
+
+    # ---- queries --------------------------------------------------------------------------
+
+    @property
+    def rows(self) -> int:
+        """N*n, the order of each system."""
+        return self.N * self.n
+
+    @property
+    def backend(self) -> str:
+        """'cpu' or 'cuda': where the plan runs (never 'auto')."""
+        out = ctypes.c_int32()
+        _check(_capi.plan_backend(self._h(), ctypes.byref(out)), "btchol_plan_backend")
+        return _BACKEND_NAMES[out.value]
+
+    @property
+    def algorithm(self) -> str:
+        """'seq' or 'nd': the factorization the plan runs (never 'auto')."""
+        out = ctypes.c_int32()
+        _check(_capi.plan_algorithm(self._h(), ctypes.byref(out)), "btchol_plan_algorithm")
+        return _ALGORITHM_NAMES[out.value]
+
+    @property
+    def workspace_bytes(self) -> int:
+        """Bytes of workspace the plan holds (host and device)."""
+        out = ctypes.c_int64()
+        _check(_capi.plan_workspace_bytes(self._h(), ctypes.byref(out)), "btchol_plan_workspace_bytes")
+        return out.value
+
+    # ---- shapes ---------------------------------------------------------------------------
+
+    def _block_shape(self, count):
+        n, B = self.n, self.batch
+        return (B, count, n, n) if self.layout == "C" else (n, n, count, B)
+
+    def _host_blocks(self, D, E):
+        """D and E as arrays contiguous in the plan's layout (copied only when needed)."""
+        out = []
+        for name, a, count in (("D", D, self.N), ("E", E, self.N - 1)):
+            if a is None and count == 0:
+                out.append(None)
+                continue
+            if a is None:
+                raise ValueError(f"E is required when N > 1 (expected shape {self._block_shape(count)})")
+            if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+                raise TypeError(f"{name} is a device array: use upload_device for device memory")
+            a = np.asarray(a)
+            if a.dtype != self.dtype:
+                raise TypeError(
+                    f"{name} has dtype {a.dtype}, but the plan's dtype is {self.dtype}: "
+                    f"convert it with {name}.astype(np.{self.dtype.name})"
+                )
+            want = self._block_shape(count)
+            if a.shape != want:
+                conv = "(B, N, n, n)" if self.layout == "C" else "(n, n, N, B)"
+                raise ValueError(f"{name} has shape {a.shape}, expected {want} (layout {self.layout!r}: {conv})")
+            if count == 0:
+                out.append(None)
+                continue
+            a = np.ascontiguousarray(a) if self.layout == "C" else np.asfortranarray(a)
+            out.append(a)
+        return out
+
+    def _rhs_args(self, shape, strides, itemsize, name):
+        """(nrhs, layout, ld, item_stride) addressing an array of this shape and byte strides in
+        place, or ValueError when the C API cannot address it without a copy."""
+        R, B = self.rows, self.batch
+        if self.layout == "C":
+            conv = "(B, N*n) or (B, N*n, m)"
+            if len(shape) == 2:
+                shape, strides = shape + (1,), strides + (itemsize,)
+        else:
+            conv = "(N*n, B) or (N*n, m, B)"
+            if len(shape) == 2:
+                shape, strides = (shape[0], 1, shape[1]), (strides[0], itemsize, strides[1])
+            if len(shape) == 3:  # to (B, R, m)
+                shape, strides = (shape[2], shape[0], shape[1]), (strides[2], strides[0], strides[1])
+        if len(shape) != 3 or shape[0] != B or shape[1] != R or shape[2] < 1:
+            raise ValueError(f"{name} has shape {tuple(shape)} (as (B, N*n, m)), expected {conv} with B={B}, N*n={R}")
+        m = shape[2]
+        if any(s % itemsize for s in strides):
+            raise ValueError(f"{name}'s strides {strides} are not multiples of its element size")
+        sB, sR, sM = (s // itemsize for s in strides)
+        # Strides of length-1 axes do not matter; normalise them.
+        if B == 1:
+            sB = 0
+        if m == 1:
+            sM = R if sR == 1 else 1
+        if R == 1:
+            sR = 1 if sM != 1 else m
+        if min(sB, sR, sM) < 0:
+            raise ValueError(f"{name} has negative strides {strides}: pass a copy (np.ascontiguousarray)")
+        if sM == 1 and sR >= m:
+            layout, ld = _capi.LAYOUT_ROW_MAJOR, sR
+        elif sR == 1 and sM >= R:
+            layout, ld = _capi.LAYOUT_COL_MAJOR, sM
+        else:
+            raise ValueError(
+                f"{name} (strides {strides}) is not contiguous along the rows or the columns of each item, "
+                "so it cannot be solved in place; pass a contiguous array (np.ascontiguousarray)"
+            )
+        if B > 1 and sB == 0:
+            raise ValueError(f"{name} has a zero item stride: its batch items overlap")
+        # item_stride 0 means "dense default" to the C API; B == 1 needs no stride.
+        return m, layout, ld, (sB if B > 1 else 0)
+
+    def _host_rhs(self, b):
+        if not isinstance(b, np.ndarray):
+            if hasattr(b, "__cuda_array_interface__"):
+                raise TypeError("b is a device array: use solve_device for device memory")
+            raise TypeError(
+                f"b must be a NumPy array (solved in place), got {type(b).__name__}; "
+                f"create it with np.asarray(b, dtype=np.{self.dtype.name})"
+            )
+        if b.dtype != self.dtype:
+            raise TypeError(
+                f"b has dtype {b.dtype}, but the plan's dtype is {self.dtype}; solve works in place and "
+                f"never converts: pass b.astype(np.{self.dtype.name}) and read the result from it"
+            )
+        if not b.flags.writeable:
+            raise ValueError("b is read-only; solve overwrites it with the solution (pass a writable copy)")
+        if not b.flags.aligned:
+            raise ValueError("b is not aligned for its dtype; pass an aligned copy")
+        return self._rhs_args(b.shape, b.strides, b.itemsize, "b")
+
+    # ---- host data path -------------------------------------------------------------------
+
+    def upload(self, D, E=None) -> None:
+        """Copies the batch's blocks into the plan (NaN/Inf are rejected with NonFiniteInputError
+        and nothing is copied). ``E`` may be None when N == 1."""
+        h = self._h()
+        D, E = self._host_blocks(D, E)
+        self._keep = ()
+        _check(_capi.plan_upload(h, D.ctypes.data, None if E is None else E.ctypes.data), "btchol_plan_upload")
+
+    def _npd(self, function, failed_item=None, info=None):
+        """NotPositiveDefiniteError for the failing call (message read first)."""
+        message = _last_message()
+        if failed_item is None:
+            st = self.item_status()
+            bad = np.flatnonzero(st > 0)
+            failed_item, info = (int(bad[0]), int(st[bad[0]])) if bad.size else (-1, 0)
+        return NotPositiveDefiniteError(message, function, item=failed_item, info=info, n=self.n)
+
+    def _factor_status(self, status, function, failed, info):
+        self._keep = ()
+        if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
+            raise self._npd(function, failed.value, info.value)
+        _check(status, function)
+
+    def factor(self) -> None:
+        """Factors every item (Psi = L L^T). Raises NotPositiveDefiniteError (with ``item``,
+        ``block``, ``column``, ``info``) naming the first failing item; the other items are still
+        factored and can be solved (``item_status()`` tells which)."""
+        failed, info = ctypes.c_int64(-1), ctypes.c_int64(0)
+        status = _capi.plan_factor(self._h(), ctypes.byref(failed), ctypes.byref(info))
+        self._factor_status(status, "btchol_plan_factor", failed, info)
+
+    def item_status(self) -> np.ndarray:
+        """int64 array (B,): 0 factored, k > 0 LAPACK INFO (pivot of row k-1 failed),
+        ITEM_PENDING (-1) not factored since the last upload."""
+        out = np.empty(self.batch, dtype=np.int64)
+        _check(_capi.plan_item_status(self._h(), out.ctypes.data), "btchol_plan_item_status")
+        return out
+
+    def logdet(self) -> np.ndarray:
+        """float64 array (B,) of log det Psi per item (NaN where the factorization failed)."""
+        out = np.empty(self.batch, dtype=np.float64)
+        _check(_capi.plan_logdet(self._h(), out.ctypes.data), "btchol_plan_logdet")
+        return out
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """Solves Psi x = b in place and returns ``b`` (now x). ``b``: shape (B, N*n) or
+        (B, N*n, m) for layout 'C', (N*n, B) or (N*n, m, B) for 'F'; the plan's dtype; writable;
+        never copied. Items whose factorization failed are left unchanged and
+        NotPositiveDefiniteError is raised after the others are solved."""
+        h = self._h()
+        m, layout, ld, stride = self._host_rhs(b)
+        status = _capi.plan_solve(h, b.ctypes.data, m, layout, ld, stride)
+        if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
+            raise self._npd("btchol_plan_solve")
+        _check(status, "btchol_plan_solve")
+        return b
+
+    def factor_solve(self, D, E, b: np.ndarray) -> np.ndarray:
+        """``upload(D, E)``, ``factor()`` and ``solve(b)`` in one C call; returns ``b`` (now x)."""
+        h = self._h()
+        m, layout, ld, stride = self._host_rhs(b)
+        D, E = self._host_blocks(D, E)
+        failed, info = ctypes.c_int64(-1), ctypes.c_int64(0)
+        status = _capi.plan_factor_solve(
+            h,
+            D.ctypes.data,
+            None if E is None else E.ctypes.data,
+            b.ctypes.data,
+            m,
+            layout,
+            ld,
+            stride,
+            ctypes.byref(failed),
+            ctypes.byref(info),
+        )
+        self._factor_status(status, "btchol_plan_factor_solve", failed, info)
+        return b
+
+    # ---- device data path (CUDA plans) ----------------------------------------------------
+
+    def set_stream(self, stream) -> None:
+        """Runs the plan's GPU work on ``stream``: None (the legacy default stream), a raw
+        ``cudaStream_t`` int, a CuPy stream or a PyTorch stream. The plan keeps a reference to
+        the stream object; the stream must belong to device 0. CPU plans accept only None."""
+        handle = _stream_handle(stream)
+        _check(_capi.plan_set_stream(self._h(), handle or None), "btchol_plan_set_stream")
+        self._stream_obj = stream
+
+    def synchronize(self) -> None:
+        """Waits for the plan's queued GPU work (reports earlier asynchronous GPU errors)."""
+        _check(_capi.plan_synchronize(self._h()), "btchol_plan_synchronize")
+        self._keep = ()
+
+    def _consume(self, arr: _DeviceArray) -> None:
+        """Orders the producer's work before ours (__cuda_array_interface__ v3 'stream')."""
+        s = arr.stream
+        if s is None:
+            return
+        ours = _stream_handle(self._stream_obj)
+        if (s == 1 and ours == 0) or s == ours:  # same stream: stream order suffices
+            return
+        _cu_stream_synchronize(s)
+
+    def upload_device(self, D, E=None) -> None:
+        """Like ``upload`` from GPU memory (device 0): ``D`` and ``E`` expose
+        ``__cuda_array_interface__`` (CuPy, PyTorch, Numba), with the plan's dtype, the shapes of
+        ``upload``, and contiguous in the plan's layout (C order for 'C', Fortran order for 'F';
+        device arrays are never copied). The copy runs in order on the plan's stream; the plan
+        keeps references to ``D`` and ``E`` until the next factor or synchronize. Elements are not
+        checked for NaN/Inf."""
+        h = self._h()
+        arrays = []
+        for name, a, count in (("D", D, self.N), ("E", E, self.N - 1)):
+            if count == 0 and a is None:
+                arrays.append(None)
+                continue
+            if a is None:
+                raise ValueError(f"E is required when N > 1 (expected shape {self._block_shape(count)})")
+            d = _DeviceArray(a, name)
+            if d.dtype != self.dtype:
+                raise TypeError(f"{name} has dtype {d.dtype}, but the plan's dtype is {self.dtype}")
+            want = self._block_shape(count)
+            if d.shape != want:
+                raise ValueError(f"{name} has shape {d.shape}, expected {want} (layout {self.layout!r})")
+            if count == 0:
+                arrays.append(None)
+                continue
+            if not _is_contiguous(d.shape, d.strides, d.dtype.itemsize, self.layout):
+                order = "C" if self.layout == "C" else "Fortran"
+                raise ValueError(
+                    f"{name} (strides {d.strides}) is not {order}-contiguous as layout {self.layout!r} requires; "
+                    f"make a contiguous copy on the device first"
+                )
+            if d.ptr % d.dtype.itemsize:
+                raise ValueError(f"{name}'s device pointer is not aligned for {d.dtype}")
+            arrays.append(d)
+        for d in arrays:
+            if d is not None:
+                self._consume(d)
+        Dd, Ed = arrays
+        _check(_capi.plan_upload_device(h, Dd.ptr, None if Ed is None else Ed.ptr), "btchol_plan_upload_device")
+        self._keep = (D, E)
+
+    def solve_device(self, b, sync: bool = True):
+        """Like ``solve`` for a writable device array exposing ``__cuda_array_interface__``
+        (shape and strides as for ``solve``; never copied). The solve runs in order on the plan's
+        stream; with ``sync=True`` (default) this waits for it, so ``b`` can be used on any
+        stream afterwards; with ``sync=False`` use the plan's stream or call ``synchronize()``.
+        Returns ``b``."""
+        h = self._h()
+        d = _DeviceArray(b, "b")
+        if d.dtype != self.dtype:
+            raise TypeError(f"b has dtype {d.dtype}, but the plan's dtype is {self.dtype}")
+        if d.readonly:
+            raise ValueError("b is read-only; solve_device overwrites it with the solution")
+        if d.ptr % d.dtype.itemsize:
+            raise ValueError(f"b's device pointer is not aligned for {d.dtype}")
+        m, layout, ld, stride = self._rhs_args(d.shape, d.strides, d.dtype.itemsize, "b")
+        self._consume(d)
+        status = _capi.plan_solve_device(h, d.ptr, m, layout, ld, stride)
+        if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
+            raise self._npd("btchol_plan_solve_device")
+        _check(status, "btchol_plan_solve_device")
+        if sync:
+            self.synchronize()
+        return b
+
+
+def _is_contiguous(shape, strides, itemsize, layout):
+    """Whether byte ``strides`` make ``shape`` C- (layout 'C') or Fortran-contiguous ('F');
+    the strides of axes of length 1 do not matter."""
+    axes = range(len(shape) - 1, -1, -1) if layout == "C" else range(len(shape))
+    step = itemsize
+    for k in axes:
+        if shape[k] != 1 and strides[k] != step:
+            return False
+        step *= shape[k]
+    return True
