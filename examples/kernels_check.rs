@@ -4,8 +4,14 @@ fn main() {
     let mut ok = 0;
     for s in &specs {
         match btchol::cuda::jit::compile(s, arch) {
-            Ok(c) => { ok += 1; eprintln!("{s:?}: {} bytes", c.len()); }
-            Err(e) => { eprintln!("{e}"); break; }
+            Ok(c) => {
+                ok += 1;
+                eprintln!("{s:?}: {} bytes", c.len());
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                break;
+            }
         }
     }
     println!("{ok}/{} compiled", specs.len());

@@ -4,10 +4,10 @@
 
 use crate::cpu::CpuEngine;
 use crate::cuda::CudaEngine;
-use crate::schedule::Schedule;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
+use crate::schedule::Schedule;
 
 /// Where the work runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -73,7 +73,10 @@ pub enum ItemStatus {
     Pending,
     Factored,
     /// Pivot `column` of diagonal block `block` (0-based, caller's numbering) was not positive.
-    NotPositiveDefinite { block: usize, column: usize },
+    NotPositiveDefinite {
+        block: usize,
+        column: usize,
+    },
 }
 
 enum Engine<T: Scalar> {

@@ -32,7 +32,11 @@ fn not_positive_definite_is_reported_at_the_chosen_item_and_block() {
                 let mut p = plan::<f64>(dims, alg, 2);
                 p.upload(&m).unwrap();
                 let err = p.factor().unwrap_err();
-                assert_eq!(err, Error::NotPositiveDefinite { item: bad_item, block, column: 0 }, "{alg:?} N={nb} n={n}");
+                assert_eq!(
+                    err,
+                    Error::NotPositiveDefinite { item: bad_item, block, column: 0 },
+                    "{alg:?} N={nb} n={n}"
+                );
                 assert!(err.to_string().contains(&format!("block {block}")), "message names the block: {err}");
                 // Other items are factored and solvable; the failed item's rhs is left untouched.
                 for (i, st) in p.item_status().iter().enumerate() {
@@ -146,9 +150,15 @@ fn short_buffers_and_bad_strides_are_rejected() {
     let mut p = plan::<f64>(dims, Algorithm::Auto, 1);
     let other = Dims::new(2, 4, 2).unwrap();
     let (d, e) = random_problem::<f64>(1, other, Layout::RowMajor, 1.0);
-    assert!(matches!(p.upload(&BlockTridiagRef::new(other, Layout::RowMajor, &d, &e).unwrap()), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        p.upload(&BlockTridiagRef::new(other, Layout::RowMajor, &d, &e).unwrap()),
+        Err(Error::InvalidArgument(_))
+    ));
     let (d, e) = random_problem::<f64>(1, dims, Layout::ColMajor, 1.0);
-    assert!(matches!(p.upload(&BlockTridiagRef::new(dims, Layout::ColMajor, &d, &e).unwrap()), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        p.upload(&BlockTridiagRef::new(dims, Layout::ColMajor, &d, &e).unwrap()),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[test]
@@ -157,7 +167,10 @@ fn calls_out_of_order_are_invalid_state_and_harmless() {
     let mut p = plan::<f32>(dims, Algorithm::Auto, 1);
     let mut b = vec![1.0f32; 8];
     assert!(matches!(p.factor(), Err(Error::InvalidState(_))));
-    assert!(matches!(p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut b).unwrap()), Err(Error::InvalidState(_))));
+    assert!(matches!(
+        p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut b).unwrap()),
+        Err(Error::InvalidState(_))
+    ));
     assert!(matches!(p.logdet(&mut [0.0]), Err(Error::InvalidState(_))));
     assert!(b.iter().all(|&v| v == 1.0));
     let (d, e) = random_problem::<f32>(1, dims, Layout::RowMajor, 1.0);
@@ -194,8 +207,11 @@ fn factor_solve_matches_factor_then_solve_and_matvec_gives_the_residual() {
     let mut p = Plan::<f64>::new(dims, PlanOptions { layout: Layout::ColMajor, ..Default::default() }).unwrap();
     p.factor_solve(&m, &mut RhsMut::dense(dims, 2, Layout::ColMajor, &mut x).unwrap()).unwrap();
     let mut y = vec![0.0; b.len()];
-    m.matvec(&RhsRef::dense(dims, 2, Layout::ColMajor, &x).unwrap(), &mut RhsMut::dense(dims, 2, Layout::ColMajor, &mut y).unwrap())
-        .unwrap();
+    m.matvec(
+        &RhsRef::dense(dims, 2, Layout::ColMajor, &x).unwrap(),
+        &mut RhsMut::dense(dims, 2, Layout::ColMajor, &mut y).unwrap(),
+    )
+    .unwrap();
     let r = y.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
     assert!(r < 1e-12, "residual {r:e}");
 }

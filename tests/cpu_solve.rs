@@ -93,7 +93,8 @@ fn logdet_matches_dense_reference() {
             let (d, e) = random_problem::<f64>(seed_from(&[nb, n, 5]), dims, Layout::RowMajor, 0.5);
             let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
             let mut plan =
-                Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cpu, algorithm: alg, ..Default::default() }).unwrap();
+                Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cpu, algorithm: alg, ..Default::default() })
+                    .unwrap();
             plan.upload(&m).unwrap();
             plan.factor().unwrap();
             let mut got = [0.0; 3];

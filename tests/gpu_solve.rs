@@ -8,7 +8,8 @@ use btchol::*;
 use common::*;
 
 fn gpu_or_skip(test: &str) -> bool {
-    let probe = Plan::<f64>::new(Dims::new(1, 2, 2).unwrap(), PlanOptions { backend: Backend::Cuda, ..Default::default() });
+    let probe =
+        Plan::<f64>::new(Dims::new(1, 2, 2).unwrap(), PlanOptions { backend: Backend::Cuda, ..Default::default() });
     match probe {
         Ok(_) => true,
         Err(e) => {
@@ -36,7 +37,8 @@ fn check<T: Scalar>(nb: usize, n: usize, batch: usize, nrhs: usize, layout: Layo
         T::DTYPE
     );
     // Same factor as the CPU nested-dissection executor, up to rounding.
-    let cpu_opts = PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, threads: 2, ..Default::default() };
+    let cpu_opts =
+        PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, threads: 2, ..Default::default() };
     let cpu = solve_random::<T>(seed, dims, nrhs, layout, cpu_opts);
     let scale = cpu.x.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
     let diff = gpu.x.iter().zip(&cpu.x).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
@@ -109,7 +111,10 @@ fn gpu_reports_not_positive_definite_per_item() {
             assert!(p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).is_err());
             let rows = dims.rows();
             assert_eq!(&x[bad * rows..][..rows], &b[bad * rows..][..rows], "failed item's rhs untouched");
-            let (xr, br) = (RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, 1, Layout::RowMajor, &b).unwrap());
+            let (xr, br) = (
+                RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(),
+                RhsRef::dense(dims, 1, Layout::RowMajor, &b).unwrap(),
+            );
             assert!(backward_error(&m, &xr, &br, &[bad]) < tolerance::<f64>(n));
         }
     }
@@ -177,7 +182,8 @@ fn gpu_device_pointers_and_caller_stream() {
         p.synchronize().unwrap();
         let x = stream.clone_dtoh(&db).unwrap();
         let m = BlockTridiagRef::new(dims, layout, &d, &e).unwrap();
-        let be = backward_error(&m, &RhsRef::new(dims, shape, &x).unwrap(), &RhsRef::new(dims, shape, &b).unwrap(), &[]);
+        let be =
+            backward_error(&m, &RhsRef::new(dims, shape, &x).unwrap(), &RhsRef::new(dims, shape, &b).unwrap(), &[]);
         assert!(be < tolerance::<f64>(7), "device-pointer path backward error {be:e} ({layout:?})");
     }
 }
@@ -213,7 +219,10 @@ fn gpu_factor_solve_interlaced_matches_factor_then_solve() {
         for &s in &skip {
             assert_eq!(&x[s * per..][..per], &b[s * per..][..per], "failed item untouched");
         }
-        let (xr, br) = (RhsRef::dense(dims, nrhs, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, nrhs, Layout::RowMajor, &b).unwrap());
+        let (xr, br) = (
+            RhsRef::dense(dims, nrhs, Layout::RowMajor, &x).unwrap(),
+            RhsRef::dense(dims, nrhs, Layout::RowMajor, &b).unwrap(),
+        );
         let be = backward_error(&m, &xr, &br, &skip);
         assert!(be < tolerance::<f64>(n), "factor_solve backward error {be:e} N={nb} n={n}");
     }

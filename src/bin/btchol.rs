@@ -184,19 +184,15 @@ fn run() -> Result<ExitCode, Failure> {
             false => info(),
         },
         Some("help") => emit(MAIN_HELP).map(|_| ExitCode::SUCCESS),
-        Some(other) => Err(Failure::Usage(
-            usage!("unknown command '{other}' (expected bench, demo, info or kernels)"),
-            "",
-        )),
+        Some(other) => {
+            Err(Failure::Usage(usage!("unknown command '{other}' (expected bench, demo, info or kernels)"), ""))
+        }
         None => match args.next_flag().map_err(|e| Failure::Usage(e, ""))? {
             Some(f) if f.name == "--help" => emit(MAIN_HELP).map(|_| ExitCode::SUCCESS),
             Some(f) if f.name == "--version" => {
                 emit(&format!("btchol {}\n", btchol::VERSION)).map(|_| ExitCode::SUCCESS)
             }
-            Some(f) => Err(Failure::Usage(
-                usage!("unknown flag '{}' before the command", f.name),
-                "",
-            )),
+            Some(f) => Err(Failure::Usage(usage!("unknown flag '{}' before the command", f.name), "")),
             None => {
                 eprint!("{MAIN_HELP}");
                 Ok(ExitCode::from(2))
@@ -211,10 +207,7 @@ fn help_only(mut args: Args, cmd: &'static str, help: &str) -> Result<bool, Fail
     match args.next_flag().map_err(|e| Failure::Usage(e, cmd))? {
         None => Ok(false),
         Some(f) if f.name == "--help" => emit(help).map(|_| true),
-        Some(f) => Err(Failure::Usage(
-            usage!("'{cmd}' takes no flags (got '{}')", f.name),
-            cmd,
-        )),
+        Some(f) => Err(Failure::Usage(usage!("'{cmd}' takes no flags (got '{}')", f.name), cmd)),
     }
 }
 
@@ -239,9 +232,10 @@ fn bench(args: Args) -> Result<ExitCode, Failure> {
         }
     }
     let mut csv = match &cfg.csv {
-        Some(path) => Some(CsvWriter::create(path).map_err(|e| {
-            Failure::Run(format!("cannot create CSV file {}: {e}", path.display()))
-        })?),
+        Some(path) => Some(
+            CsvWriter::create(path)
+                .map_err(|e| Failure::Run(format!("cannot create CSV file {}: {e}", path.display())))?,
+        ),
         None => None,
     };
 
@@ -254,10 +248,7 @@ fn bench(args: Args) -> Result<ExitCode, Failure> {
             Ok(m) => m,
             // Every case shares the backend: one "unavailable" means all are; stop at once.
             Err(e @ Error::BackendUnavailable(_)) => {
-                return Err(Failure::Run(format!(
-                    "--backend {}: {e}",
-                    case.backend.name()
-                )))
+                return Err(Failure::Run(format!("--backend {}: {e}", case.backend.name())))
             }
             // Other failures are specific to a configuration: report it and go on with the sweep.
             Err(e) => {
@@ -274,16 +265,11 @@ fn bench(args: Args) -> Result<ExitCode, Failure> {
             table.print(&mut out, &row)?;
         }
         if let (Some(w), Some(path)) = (csv.as_mut(), cfg.csv.as_ref()) {
-            w.write(&row).map_err(|e| {
-                Failure::Run(format!("cannot write CSV file {}: {e}", path.display()))
-            })?;
+            w.write(&row).map_err(|e| Failure::Run(format!("cannot write CSV file {}: {e}", path.display())))?;
         }
     }
     if failed > 0 {
-        return Err(Failure::Run(format!(
-            "{failed} of {} configurations failed",
-            cases.len()
-        )));
+        return Err(Failure::Run(format!("{failed} of {} configurations failed", cases.len())));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -312,22 +298,11 @@ const DEMO_MAX_BACKWARD_ERROR: f64 = 1e-12;
 fn demo() -> Result<ExitCode, Failure> {
     let mut text = String::new();
     let dims = Dims::new(1, 1024, 32).map_err(|e| Failure::Run(e.to_string()))?;
-    let case = Case {
-        backend: Backend::Auto,
-        algorithm: Algorithm::Auto,
-        dtype: DType::F64,
-        dims,
-        nrhs: 1,
-        threads: 0,
-    };
+    let case =
+        Case { backend: Backend::Auto, algorithm: Algorithm::Auto, dtype: DType::F64, dims, nrhs: 1, threads: 0 };
     // Fixed repeats keep the demo's run time predictable (well under a second on a laptop).
-    let settings = RunSettings {
-        repeats: Some(9),
-        warmup: 2,
-        seed: 42,
-    };
-    let m = measure::run_case(&case, &settings)
-        .map_err(|e| Failure::Run(format!("demo failed: {e}")))?;
+    let settings = RunSettings { repeats: Some(9), warmup: 2, seed: 42 };
+    let m = measure::run_case(&case, &settings).map_err(|e| Failure::Run(format!("demo failed: {e}")))?;
     let gflops = m.flops_seq / (m.factor_us.median * 1e-6) / 1e9;
     let ok = m.backward_error <= DEMO_MAX_BACKWARD_ERROR;
     push_line!(
@@ -353,12 +328,7 @@ fn demo() -> Result<ExitCode, Failure> {
         m.factor_us.count,
         gflops
     );
-    push_line!(
-        text,
-        "solve:          {:.3} ms median of {}",
-        m.solve_us.median / 1e3,
-        m.solve_us.count
-    );
+    push_line!(text, "solve:          {:.3} ms median of {}", m.solve_us.median / 1e3, m.solve_us.count);
     push_line!(
         text,
         "backward error: {:.2e} ({})",
@@ -390,33 +360,14 @@ fn info() -> Result<ExitCode, Failure> {
         text,
         "CPU: {} (AVX2+FMA: {})",
         system::cpu_model(),
-        if btchol::cpu::isa::has_fma() {
-            "yes, fast kernels"
-        } else {
-            "no, portable kernels"
-        }
+        if btchol::cpu::isa::has_fma() { "yes, fast kernels" } else { "no, portable kernels" }
     );
-    push_line!(
-        text,
-        "threads: {} available (plans use all by default)",
-        system::available_threads()
-    );
+    push_line!(text, "threads: {} available (plans use all by default)", system::available_threads());
     // Ask the library rather than guess: it knows whether a driver and a GPU are there.
-    let probe = Dims::new(1, 1, 1).and_then(|dims| {
-        Plan::<f64>::new(
-            dims,
-            PlanOptions {
-                backend: Backend::Cuda,
-                ..Default::default()
-            },
-        )
-    });
+    let probe = Dims::new(1, 1, 1)
+        .and_then(|dims| Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cuda, ..Default::default() }));
     match probe {
-        Ok(plan) => push_line!(
-            text,
-            "CUDA: available ({})",
-            system::device_name(plan.backend(), plan.gpu_name())
-        ),
+        Ok(plan) => push_line!(text, "CUDA: available ({})", system::device_name(plan.backend(), plan.gpu_name())),
         Err(e) => push_line!(text, "CUDA: not available ({e})"),
     }
     emit(&text)?;

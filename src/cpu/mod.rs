@@ -40,9 +40,8 @@ pub struct CpuEngine<T> {
 /// Allocates a zeroed vector, turning allocation failure into an error instead of an abort.
 pub(crate) fn try_zeroed<T: Scalar>(len: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::OutOfMemory(format!("{what}: {} bytes", len.saturating_mul(std::mem::size_of::<T>())))
-    })?;
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::OutOfMemory(format!("{what}: {} bytes", len.saturating_mul(std::mem::size_of::<T>()))))?;
     v.resize(len, T::ZERO);
     Ok(v)
 }
@@ -135,7 +134,8 @@ impl<T: Scalar> CpuEngine<T> {
         match &self.schedule {
             None => self.par_for(d.batch, work * nb, |b| {
                 let (diag, slots) = (diag, slots);
-                let r = unsafe { sequential::factor_item::<T>(n, nb, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };
+                let r =
+                    unsafe { sequential::factor_item::<T>(n, nb, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };
                 if let Err((block, col)) = r {
                     fail[b].store(key(0, block, col), Ordering::Relaxed);
                 }
@@ -151,7 +151,8 @@ impl<T: Scalar> CpuEngine<T> {
                         if fail[b].load(Ordering::Relaxed) < key(l, 0, 0) {
                             return;
                         }
-                        let r = unsafe { nested::eliminate::<T>(n, e, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };
+                        let r =
+                            unsafe { nested::eliminate::<T>(n, e, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };
                         if let Err(col) = r {
                             fail[b].fetch_min(key(l, e.block, col), Ordering::Relaxed);
                         }
@@ -173,7 +174,10 @@ impl<T: Scalar> CpuEngine<T> {
             *st = if k == u64::MAX {
                 ItemStatus::Factored
             } else {
-                ItemStatus::NotPositiveDefinite { block: ((k >> 16) & ((1 << 26) - 1)) as usize, column: (k & 0xffff) as usize }
+                ItemStatus::NotPositiveDefinite {
+                    block: ((k >> 16) & ((1 << 26) - 1)) as usize,
+                    column: (k & 0xffff) as usize,
+                }
             };
         }
     }
@@ -201,7 +205,16 @@ impl<T: Scalar> CpuEngine<T> {
             None => self.par_for(d.batch, work * nb * 4, |b| {
                 let (diag, slots) = (diag, slots);
                 if ok(b) {
-                    unsafe { sequential::solve_item::<T>(n, nb, m, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl), y_of(b)) }
+                    unsafe {
+                        sequential::solve_item::<T>(
+                            n,
+                            nb,
+                            m,
+                            diag.0.add(b * nb * bl),
+                            slots.0.add(b * spi * bl),
+                            y_of(b),
+                        )
+                    }
                 }
             }),
             Some(s) => {
@@ -230,7 +243,14 @@ impl<T: Scalar> CpuEngine<T> {
                         let (b, e) = (t / ne, &level.eliminations[t % ne]);
                         if ok(b) {
                             unsafe {
-                                nested::backward_eliminate::<T>(n, m, e, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl), y_of(b))
+                                nested::backward_eliminate::<T>(
+                                    n,
+                                    m,
+                                    e,
+                                    diag.0.add(b * nb * bl),
+                                    slots.0.add(b * spi * bl),
+                                    y_of(b),
+                                )
                             }
                         }
                     });

@@ -26,7 +26,8 @@ unsafe fn eliminate_imp<T: Scalar, const FMA: bool>(
     let d = diag.add(e.block * bl);
     potrf_lower::<T, FMA>(n, d, n)?; //                                D̂_i ← chol(D_i)
     for c in &e.couplings {
-        trsm_right_lower_trans::<T, FMA>(n, n, d, n, slots.add(c.slot * bl), n); // L_{a,i} ← Ψ_{a,i} D̂_i^{−T}
+        trsm_right_lower_trans::<T, FMA>(n, n, d, n, slots.add(c.slot * bl), n);
+        // L_{a,i} ← Ψ_{a,i} D̂_i^{−T}
     }
     if let Some(f) = e.fill {
         let r = slots.add(e.couplings[f.rows].slot * bl);
@@ -45,7 +46,8 @@ fma_dispatch! {
 unsafe fn schur_update_imp<T: Scalar, const FMA: bool>(n: usize, u: &SchurUpdate, diag: *mut T, slots: *const T) {
     let bl = n * n;
     for &(slot, _) in &u.sources {
-        syrk_lower_sub::<T, FMA>(n, n, slots.add(slot * bl), n, diag.add(u.block * bl), n); // D_a −= L Lᵀ
+        syrk_lower_sub::<T, FMA>(n, n, slots.add(slot * bl), n, diag.add(u.block * bl), n);
+        // D_a −= L Lᵀ
     }
 }
 
@@ -61,8 +63,15 @@ fn rows_of<T>(y: Strided<T>, n: usize, b: usize) -> Strided<T> {
 }
 
 #[inline(always)]
-unsafe fn forward_eliminate_imp<T: Scalar, const FMA: bool>(n: usize, m: usize, e: &Elimination, diag: *const T, y: Strided<T>) {
-    trsv_lower::<T, FMA>(n, m, diag.add(e.block * n * n), n, rows_of(y, n, e.block)); // y_i ← D̂_i⁻¹ y_i
+unsafe fn forward_eliminate_imp<T: Scalar, const FMA: bool>(
+    n: usize,
+    m: usize,
+    e: &Elimination,
+    diag: *const T,
+    y: Strided<T>,
+) {
+    trsv_lower::<T, FMA>(n, m, diag.add(e.block * n * n), n, rows_of(y, n, e.block));
+    // y_i ← D̂_i⁻¹ y_i
 }
 
 fma_dispatch! {
@@ -71,9 +80,16 @@ fma_dispatch! {
 }
 
 #[inline(always)]
-unsafe fn forward_update_imp<T: Scalar, const FMA: bool>(n: usize, m: usize, u: &SchurUpdate, slots: *const T, y: Strided<T>) {
+unsafe fn forward_update_imp<T: Scalar, const FMA: bool>(
+    n: usize,
+    m: usize,
+    u: &SchurUpdate,
+    slots: *const T,
+    y: Strided<T>,
+) {
     for &(slot, src) in &u.sources {
-        gemv_n_sub::<T, FMA>(n, m, slots.add(slot * n * n), n, rows_of(y, n, src), rows_of(y, n, u.block)); // y_a −= L_{a,i} y_i
+        gemv_n_sub::<T, FMA>(n, m, slots.add(slot * n * n), n, rows_of(y, n, src), rows_of(y, n, u.block));
+        // y_a −= L_{a,i} y_i
     }
 }
 
@@ -93,7 +109,8 @@ unsafe fn backward_eliminate_imp<T: Scalar, const FMA: bool>(
 ) {
     let yi = rows_of(y, n, e.block);
     for c in &e.couplings {
-        gemv_t_sub::<T, FMA>(n, m, slots.add(c.slot * n * n), n, rows_of(y, n, c.survivor), yi); // y_i −= L_{a,i}ᵀ x_a
+        gemv_t_sub::<T, FMA>(n, m, slots.add(c.slot * n * n), n, rows_of(y, n, c.survivor), yi);
+        // y_i −= L_{a,i}ᵀ x_a
     }
     trsv_lower_trans::<T, FMA>(n, m, diag.add(e.block * n * n), n, yi); // x_i ← D̂_i^{−T} y_i
 }

@@ -50,7 +50,8 @@ fn schedule_records(s: &Schedule) -> (Vec<i32>, Vec<LevelRecords>) {
     for level in s.levels() {
         let elim_offset = recs.len() / REC;
         for e in &level.eliminations {
-            let c = |k: usize, f: fn(&crate::schedule::Coupling) -> usize| e.couplings.get(k).map_or(-1, |c| f(c) as i32);
+            let c =
+                |k: usize, f: fn(&crate::schedule::Coupling) -> usize| e.couplings.get(k).map_or(-1, |c| f(c) as i32);
             let (fill_slot, fill_rows) = e.fill.map_or((-1, 0), |f| (f.slot as i32, f.rows as i32));
             recs.extend_from_slice(&[
                 e.block as i32,
@@ -129,7 +130,8 @@ impl<T: Scalar> CudaEngine<T> {
         let spec = KernelSpec::for_block_size(T::DTYPE, n, dev.smem_optin.min(200 * 1024));
         let cubin = jit::load_or_compile(&spec, dev.arch)?;
         dev.bind()?;
-        let module = dev.ctx.load_module(Ptx::from_binary((*cubin).clone())).map_err(|e| cuda_err("loading the kernels", e))?;
+        let module =
+            dev.ctx.load_module(Ptx::from_binary((*cubin).clone())).map_err(|e| cuda_err("loading the kernels", e))?;
         let f = |name: &str| module.load_function(name).map_err(|e| cuda_err(name, e));
         let k = Kernels {
             factor_eliminate: f("btchol_factor_eliminate")?,
@@ -166,7 +168,8 @@ impl<T: Scalar> CudaEngine<T> {
         unsafe {
             result::memcpy_htod_sync(recs.ptr, &recs_host).map_err(|e| cuda_err("uploading the schedule", e))?;
             if !flags.is_empty() {
-                result::memcpy_htod_sync(sub_transposed.ptr, &flags).map_err(|e| cuda_err("uploading the schedule", e))?;
+                result::memcpy_htod_sync(sub_transposed.ptr, &flags)
+                    .map_err(|e| cuda_err("uploading the schedule", e))?;
             }
         }
         let b = dims.batch;
@@ -223,17 +226,27 @@ impl<T: Scalar> CudaEngine<T> {
         if grid == 0 {
             return Ok(());
         }
-        result::launch_kernel(f.cu_function(), (grid as u32, 1, 1), (self.spec.threads as u32, 1, 1), smem as u32, self.stream.raw, args)
-            .map_err(|e| cuda_err("launching a kernel", e))
+        result::launch_kernel(
+            f.cu_function(),
+            (grid as u32, 1, 1),
+            (self.spec.threads as u32, 1, 1),
+            smem as u32,
+            self.stream.raw,
+            args,
+        )
+        .map_err(|e| cuda_err("launching a kernel", e))
     }
 
     fn fill_keys(&self, buf: &DeviceBuffer<u64>) -> Result<()> {
-        unsafe { result::memset_d8_async(buf.ptr, 0xff, buf.bytes(), self.stream.raw) }.map_err(|e| cuda_err("resetting flags", e))
+        unsafe { result::memset_d8_async(buf.ptr, 0xff, buf.bytes(), self.stream.raw) }
+            .map_err(|e| cuda_err("resetting flags", e))
     }
 
     fn read_keys(&mut self, which: &'static str) -> Result<()> {
-        let (src, len) = if which == "fail" { (self.fail.ptr, self.dims.batch) } else { (self.nonfinite.ptr, 2 * self.dims.batch) };
-        unsafe { result::memcpy_dtoh_async(&mut self.host_keys[..len], src, self.stream.raw) }.map_err(|e| cuda_err("reading flags", e))?;
+        let (src, len) =
+            if which == "fail" { (self.fail.ptr, self.dims.batch) } else { (self.nonfinite.ptr, 2 * self.dims.batch) };
+        unsafe { result::memcpy_dtoh_async(&mut self.host_keys[..len], src, self.stream.raw) }
+            .map_err(|e| cuda_err("reading flags", e))?;
         self.stream.synchronize()
     }
 
@@ -242,7 +255,8 @@ impl<T: Scalar> CudaEngine<T> {
         self.dev.bind()?;
         let (dl, sl) = (self.dims.diag_len(), self.dims.sub_len());
         unsafe {
-            result::memcpy_htod_async(self.staging.ptr, &diag[..dl], self.stream.raw).map_err(|e| cuda_err("copying D", e))?;
+            result::memcpy_htod_async(self.staging.ptr, &diag[..dl], self.stream.raw)
+                .map_err(|e| cuda_err("copying D", e))?;
             if sl > 0 {
                 let e_ptr = self.staging.ptr + (dl * std::mem::size_of::<T>()) as u64;
                 result::memcpy_htod_async(e_ptr, &sub[..sl], self.stream.raw).map_err(|e| cuda_err("copying E", e))?;
@@ -277,7 +291,9 @@ impl<T: Scalar> CudaEngine<T> {
         }
         self.read_keys("nonfinite")?;
         for item in 0..d.batch {
-            for (k, operand) in [(self.host_keys[item], Operand::Diagonal), (self.host_keys[d.batch + item], Operand::SubDiagonal)] {
+            for (k, operand) in
+                [(self.host_keys[item], Operand::Diagonal), (self.host_keys[d.batch + item], Operand::SubDiagonal)]
+            {
                 if k != NO_FAILURE {
                     let (block, row, col) = ((k >> 32) as usize, ((k >> 16) & 0xffff) as usize, (k & 0xffff) as usize);
                     // Report in the caller's orientation (the key was taken before any transpose).
@@ -312,7 +328,10 @@ impl<T: Scalar> CudaEngine<T> {
             *st = if k == NO_FAILURE {
                 ItemStatus::Factored
             } else {
-                ItemStatus::NotPositiveDefinite { block: ((k >> 16) & ((1 << 26) - 1)) as usize, column: (k & 0xffff) as usize }
+                ItemStatus::NotPositiveDefinite {
+                    block: ((k >> 16) & ((1 << 26) - 1)) as usize,
+                    column: (k & 0xffff) as usize,
+                }
             };
         }
         Ok(())
@@ -336,14 +355,16 @@ impl<T: Scalar> CudaEngine<T> {
         debug_assert!(shape.nrhs <= self.max_nrhs);
         self.dev.bind()?;
         self.pack_host(shape, data, 0, shape.nrhs);
-        unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }.map_err(|e| cuda_err("copying b", e))?;
+        unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }
+            .map_err(|e| cuda_err("copying b", e))?;
         self.fill_keys(&self.fail)?;
         for l in 0..self.levels.len() {
             self.enqueue_factor_level(l)?;
             self.enqueue_forward_level(l, shape.nrhs)?;
         }
         self.enqueue_backward(shape.nrhs)?;
-        unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }.map_err(|e| cuda_err("copying x", e))?;
+        unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }
+            .map_err(|e| cuda_err("copying x", e))?;
         self.read_status(status)?;
         self.unpack_host(status, shape, data, 0, shape.nrhs);
         Ok(())
@@ -358,7 +379,8 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
+        let (item_d, item_s, item_r) =
+            (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
         let (diag, slots, y, fail, lr) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr, self.levels[l]);
         let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
         let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
@@ -374,7 +396,8 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
+        let (item_d, item_s, item_r) =
+            (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
         for lr in self.levels.iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
@@ -434,9 +457,11 @@ impl<T: Scalar> CudaEngine<T> {
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
             self.pack_host(shape, data, c0, m);
-            unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }.map_err(|e| cuda_err("copying b", e))?;
+            unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }
+                .map_err(|e| cuda_err("copying b", e))?;
             self.solve_packed(m)?;
-            unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }.map_err(|e| cuda_err("copying x", e))?;
+            unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }
+                .map_err(|e| cuda_err("copying x", e))?;
             self.stream.synchronize()?;
             self.unpack_host(status, shape, data, c0, m);
             c0 += m;
@@ -491,11 +516,13 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let buf = DeviceBuffer::<f64>::zeroed(&self.dev, d.batch, "logdet output")?;
         let bs = (self.spec.ld * self.spec.ld) as i64;
-        let (diag, n, nb, item_d, fail, o) = (self.diag.ptr, d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.fail.ptr, buf.ptr);
+        let (diag, n, nb, item_d, fail, o) =
+            (self.diag.ptr, d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.fail.ptr, buf.ptr);
         let mut a = args![diag, n, nb, item_d, fail, o];
         unsafe {
             self.launch(&self.k.logdet, d.batch, 0, &mut a)?;
-            result::memcpy_dtoh_async(&mut out[..d.batch], buf.ptr, self.stream.raw).map_err(|e| cuda_err("reading logdet", e))?;
+            result::memcpy_dtoh_async(&mut out[..d.batch], buf.ptr, self.stream.raw)
+                .map_err(|e| cuda_err("reading logdet", e))?;
         }
         self.stream.synchronize()
     }

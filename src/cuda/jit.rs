@@ -126,7 +126,8 @@ fn source() -> String {
 pub fn compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<Vec<u8>> {
     nvrtc_version()?;
     let src = CString::new(source()).expect("kernel source has no NUL");
-    let prog = nvrtc::create_program(&src, Some(c"btchol.cu")).map_err(|e| Error::Cuda(format!("nvrtcCreateProgram: {e:?}")))?;
+    let prog = nvrtc::create_program(&src, Some(c"btchol.cu"))
+        .map_err(|e| Error::Cuda(format!("nvrtcCreateProgram: {e:?}")))?;
     let opts = spec.options(arch);
     let compiled = unsafe { nvrtc::compile_program(prog, &opts) };
     let out = match compiled {
@@ -179,7 +180,12 @@ fn cache_dir() -> Option<PathBuf> {
 pub fn cache_key(spec: &KernelSpec, arch: (i32, i32)) -> Result<String> {
     let (maj, min) = nvrtc_version()?;
     let opts = spec.options(arch).join(" ");
-    let h = fnv1a(&[source().as_bytes(), opts.as_bytes(), format!("nvrtc {maj}.{min}").as_bytes(), crate::VERSION.as_bytes()]);
+    let h = fnv1a(&[
+        source().as_bytes(),
+        opts.as_bytes(),
+        format!("nvrtc {maj}.{min}").as_bytes(),
+        crate::VERSION.as_bytes(),
+    ]);
     Ok(format!("btchol-{}-sm{}{}-{h:016x}.cubin", crate::VERSION, arch.0, arch.1))
 }
 

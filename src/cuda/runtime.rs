@@ -74,7 +74,9 @@ impl<T> DeviceBuffer<T> {
         dev.bind()?;
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::OutOfMemory(what.into()))?.max(1);
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| match e.0 {
-            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory(format!("{what}: {bytes} bytes of GPU memory")),
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                Error::OutOfMemory(format!("{what}: {bytes} bytes of GPU memory"))
+            }
             _ => cuda_err(what, e),
         })?;
         let buf = DeviceBuffer { ptr, len, ctx: dev.ctx.clone(), _t: std::marker::PhantomData };
@@ -108,7 +110,8 @@ pub struct Stream {
 impl Stream {
     pub fn new_owned(dev: &Device) -> Result<Stream> {
         dev.bind()?;
-        let raw = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| cuda_err("creating a stream", e))?;
+        let raw = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(|e| cuda_err("creating a stream", e))?;
         Ok(Stream { raw, owned: true })
     }
     /// # Safety

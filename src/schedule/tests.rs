@@ -73,20 +73,12 @@ fn symbolic_elimination(n: usize, order: &[usize]) -> Symbolic {
             }
         }
         for &u in &neighbours {
-            let at = adj[u]
-                .iter()
-                .position(|&w| w == v)
-                .expect("asymmetric adjacency");
+            let at = adj[u].iter().position(|&w| w == v).expect("asymmetric adjacency");
             adj[u].swap_remove(at);
             l_pattern.push((u, v));
         }
         eliminated[v] = true;
-        steps.push(Step {
-            node: v,
-            neighbours,
-            new_fill,
-            existing_pairs,
-        });
+        steps.push(Step { node: v, neighbours, new_fill, existing_pairs });
     }
     l_pattern.sort_unstable();
     let len = l_pattern.len();
@@ -239,11 +231,7 @@ fn couplings_point_to_survivors_eliminated_strictly_later() {
             for e in &level.eliminations {
                 assert!(e.couplings.len() <= 2, "N={n} block {}", e.block);
                 for c in &e.couplings {
-                    assert!(
-                        c.survivor < n,
-                        "N={n} block {}: survivor out of range",
-                        e.block
-                    );
+                    assert!(c.survivor < n, "N={n} block {}: survivor out of range", e.block);
                     assert_ne!(c.survivor, e.block, "N={n}: block coupled to itself");
                     assert!(
                         s.block_level(c.survivor) > l,
@@ -301,11 +289,7 @@ fn schur_updates_target_blocks_eliminated_later_and_are_race_free() {
             let len = targets.len();
             targets.sort_unstable();
             targets.dedup();
-            assert_eq!(
-                targets.len(),
-                len,
-                "N={n} level {l}: a block is updated twice"
-            );
+            assert_eq!(targets.len(), len, "N={n} level {l}: a block is updated twice");
         }
     }
 }
@@ -330,9 +314,7 @@ fn schur_update_sources_are_couplings_of_this_level_to_the_updated_block() {
                     let e = &level.eliminations[ex];
                     assert_eq!(e.block, elim);
                     assert!(
-                        e.couplings
-                            .iter()
-                            .any(|c| c.slot == slot && c.survivor == u.block),
+                        e.couplings.iter().any(|c| c.slot == slot && c.survivor == u.block),
                         "N={n} level {l}: source ({slot}, {elim}) of update of {} is not a \
                          coupling of {elim} to {}: {:?}",
                         u.block,
@@ -354,11 +336,7 @@ fn every_coupling_appears_in_exactly_one_schur_update_of_its_level() {
             let mut applied: Vec<Option<(usize, usize, usize)>> = vec![None; s.n_slots()];
             for e in &level.eliminations {
                 for c in &e.couplings {
-                    assert!(
-                        applied[c.slot].is_none(),
-                        "N={n}: slot {} coupled twice",
-                        c.slot
-                    );
+                    assert!(applied[c.slot].is_none(), "N={n}: slot {} coupled twice", c.slot);
                     applied[c.slot] = Some((c.survivor, e.block, 0));
                 }
             }
@@ -376,10 +354,7 @@ fn every_coupling_appears_in_exactly_one_schur_update_of_its_level() {
             }
             for (slot, a) in applied.iter().enumerate() {
                 if let Some((surv, e, c)) = a {
-                    assert_eq!(
-                        *c, 1,
-                        "N={n} level {l}: coupling of {e} to {surv} (slot {slot}) applied {c} times"
-                    );
+                    assert_eq!(*c, 1, "N={n} level {l}: coupling of {e} to {surv} (slot {slot}) applied {c} times");
                 }
             }
         }
@@ -405,9 +380,7 @@ fn last_level_has_no_updates_and_eliminates_one_block() {
 fn slot_count_is_sum_over_levels_and_less_than_two_n() {
     for n in sizes() {
         let s = Schedule::new(n);
-        let expected: usize = (0..=floor_log2(n))
-            .map(|l| (n >> l).saturating_sub(1))
-            .sum();
+        let expected: usize = (0..=floor_log2(n)).map(|l| (n >> l).saturating_sub(1)).sum();
         assert_eq!(s.n_slots(), expected, "N={n}");
         assert_eq!(s.slots().len(), s.n_slots(), "N={n}");
         assert!(s.n_slots() < 2 * n, "N={n}: {} slots", s.n_slots());
@@ -443,11 +416,7 @@ fn coupling_slot_info_matches_the_elimination_in_factor_orientation() {
                 for c in &e.couplings {
                     assert_eq!(
                         s.slot(c.slot),
-                        SlotInfo {
-                            row_block: c.survivor,
-                            col_block: e.block,
-                            level: l
-                        },
+                        SlotInfo { row_block: c.survivor, col_block: e.block, level: l },
                         "N={n} level {l} block {}",
                         e.block
                     );
@@ -463,15 +432,8 @@ fn slot_rows_are_eliminated_later_than_slot_columns_at_the_slot_level() {
         let s = Schedule::new(n);
         for (k, info) in s.slots().iter().enumerate() {
             assert!(info.row_block < n && info.col_block < n, "N={n} slot {k}");
-            assert_eq!(
-                s.block_level(info.col_block),
-                info.level,
-                "N={n} slot {k}: {info:?}"
-            );
-            assert!(
-                s.block_level(info.row_block) > info.level,
-                "N={n} slot {k}: rows not eliminated later: {info:?}"
-            );
+            assert_eq!(s.block_level(info.col_block), info.level, "N={n} slot {k}: {info:?}");
+            assert!(s.block_level(info.row_block) > info.level, "N={n} slot {k}: rows not eliminated later: {info:?}");
         }
     }
 }
@@ -483,10 +445,7 @@ fn level_zero_slot_k_couples_blocks_k_and_k_plus_one() {
         for k in 0..n - 1 {
             let info = s.slot(k);
             assert_eq!(info.level, 0, "N={n} slot {k}");
-            let pair = (
-                info.row_block.min(info.col_block),
-                info.row_block.max(info.col_block),
-            );
+            let pair = (info.row_block.min(info.col_block), info.row_block.max(info.col_block));
             assert_eq!(pair, (k, k + 1), "N={n} slot {k}: {info:?}");
         }
         // No other slot is a level-0 slot.
@@ -523,16 +482,8 @@ fn every_fill_slot_is_written_once_and_never_collides_with_level_zero_slots() {
         for level in s.levels() {
             for e in &level.eliminations {
                 if let Some(f) = e.fill {
-                    assert!(
-                        f.slot < s.n_slots(),
-                        "N={n}: fill slot {} out of range",
-                        f.slot
-                    );
-                    assert!(
-                        f.slot >= n - 1,
-                        "N={n}: fill of {} overwrites level-0 slot",
-                        e.block
-                    );
+                    assert!(f.slot < s.n_slots(), "N={n}: fill slot {} out of range", f.slot);
+                    assert!(f.slot >= n - 1, "N={n}: fill of {} overwrites level-0 slot", e.block);
                     writers[f.slot] += 1;
                     n_fill += 1;
                 }
@@ -567,22 +518,12 @@ fn every_fill_slot_is_consumed_at_the_next_level_by_one_of_its_two_blocks() {
             for e in &level.eliminations {
                 let Some(f) = e.fill else { continue };
                 let (a, c) = (e.couplings[0].survivor, e.couplings[1].survivor);
-                let (cl, elim, surv) = consumer[f.slot]
-                    .unwrap_or_else(|| panic!("N={n}: fill slot {} never consumed", f.slot));
-                assert_eq!(
-                    cl,
-                    l + 1,
-                    "N={n}: fill of {} (level {l}) consumed at {cl}",
-                    e.block
-                );
+                let (cl, elim, surv) =
+                    consumer[f.slot].unwrap_or_else(|| panic!("N={n}: fill slot {} never consumed", f.slot));
+                assert_eq!(cl, l + 1, "N={n}: fill of {} (level {l}) consumed at {cl}", e.block);
                 assert_eq!(s.slot(f.slot).level, l + 1, "N={n} slot {}", f.slot);
                 let consumed_pair = (elim.min(surv), elim.max(surv));
-                assert_eq!(
-                    consumed_pair,
-                    (a.min(c), a.max(c)),
-                    "N={n} fill of {}",
-                    e.block
-                );
+                assert_eq!(consumed_pair, (a.min(c), a.max(c)), "N={n} fill of {}", e.block);
             }
         }
     }
@@ -596,14 +537,8 @@ fn fill_orientation_matches_slot_rows_and_columns() {
             for e in &level.eliminations {
                 let Some(f) = e.fill else { continue };
                 let info = s.slot(f.slot);
-                assert_eq!(
-                    e.couplings[f.rows].survivor, info.row_block,
-                    "N={n} {e:?} {info:?}"
-                );
-                assert_eq!(
-                    e.couplings[f.cols].survivor, info.col_block,
-                    "N={n} {e:?} {info:?}"
-                );
+                assert_eq!(e.couplings[f.rows].survivor, info.row_block, "N={n} {e:?} {info:?}");
+                assert_eq!(e.couplings[f.cols].survivor, info.col_block, "N={n} {e:?} {info:?}");
             }
         }
     }
@@ -638,10 +573,7 @@ fn couplings_and_fill_match_symbolic_block_elimination() {
                 (2, Some(f)) => {
                     assert_eq!(st.new_fill.len(), 1);
                     let info = s.slot(f.slot);
-                    let pair = (
-                        info.row_block.min(info.col_block),
-                        info.row_block.max(info.col_block),
-                    );
+                    let pair = (info.row_block.min(info.col_block), info.row_block.max(info.col_block));
                     assert_eq!(pair, st.new_fill[0], "N={n}: fill of block {}", st.node);
                 }
                 (0 | 1, None) => assert!(st.new_fill.is_empty()),
@@ -655,18 +587,10 @@ fn couplings_and_fill_match_symbolic_block_elimination() {
 fn slot_pattern_equals_symbolic_factor_pattern() {
     for n in sizes() {
         let (s, sym) = symbolic_case(n);
-        let mut slot_pattern: Vec<(usize, usize)> = s
-            .slots()
-            .iter()
-            .map(|i| (i.row_block, i.col_block))
-            .collect();
+        let mut slot_pattern: Vec<(usize, usize)> = s.slots().iter().map(|i| (i.row_block, i.col_block)).collect();
         slot_pattern.sort_unstable();
         slot_pattern.dedup();
-        assert_eq!(
-            slot_pattern.len(),
-            s.n_slots(),
-            "N={n}: two slots hold the same block"
-        );
+        assert_eq!(slot_pattern.len(), s.n_slots(), "N={n}: two slots hold the same block");
         assert_eq!(slot_pattern, sym.l_pattern, "N={n}");
     }
 }
@@ -692,17 +616,8 @@ fn sub_block_transposed_iff_block_eliminated_after_its_successor() {
     for n in sizes() {
         let s = Schedule::new(n);
         for i in 0..n - 1 {
-            assert_ne!(
-                s.block_level(i),
-                s.block_level(i + 1),
-                "N={n}: neighbours {i}, {}",
-                i + 1
-            );
-            assert_eq!(
-                s.sub_block_transposed(i),
-                s.block_level(i) > s.block_level(i + 1),
-                "N={n} i={i}"
-            );
+            assert_ne!(s.block_level(i), s.block_level(i + 1), "N={n}: neighbours {i}, {}", i + 1);
+            assert_eq!(s.sub_block_transposed(i), s.block_level(i) > s.block_level(i + 1), "N={n} i={i}");
         }
     }
 }
@@ -713,16 +628,8 @@ fn sub_block_transposed_known_small_case() {
     // 0-based levels: [0, 1, 0, 2]. E_0 (blocks 0,1): 0 first → not transposed;
     // E_1 (1,2): 2 first → transposed; E_2 (2,3): 2 first → not transposed.
     let s = Schedule::new(4);
-    assert_eq!(
-        (0..4).map(|b| s.block_level(b)).collect::<Vec<_>>(),
-        [0, 1, 0, 2]
-    );
-    assert_eq!(
-        (0..3)
-            .map(|i| s.sub_block_transposed(i))
-            .collect::<Vec<_>>(),
-        [false, true, false]
-    );
+    assert_eq!((0..4).map(|b| s.block_level(b)).collect::<Vec<_>>(), [0, 1, 0, 2]);
+    assert_eq!((0..3).map(|i| s.sub_block_transposed(i)).collect::<Vec<_>>(), [false, true, false]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -735,11 +642,7 @@ fn factor_flops_equal_symbolic_count() {
         let (s, sym) = symbolic_case(n);
         for bs in [1usize, 2, 7, 64] {
             let n3 = (bs as f64).powi(3);
-            assert_close(
-                s.factor_flops(bs),
-                symbolic_flops_units(sym) * n3,
-                &format!("N={n} n={bs}"),
-            );
+            assert_close(s.factor_flops(bs), symbolic_flops_units(sym) * n3, &format!("N={n} n={bs}"));
         }
     }
 }
@@ -770,20 +673,12 @@ fn sequential_factor_flops_formula_and_symbolic_natural_order() {
         for bs in [1usize, 3, 32] {
             let n3 = (bs as f64).powi(3);
             let formula = (7.0 / 3.0 * n as f64 - 2.0) * n3;
-            assert_close(
-                sequential_factor_flops(n, bs),
-                formula,
-                &format!("N={n} n={bs}"),
-            );
+            assert_close(sequential_factor_flops(n, bs), formula, &format!("N={n} n={bs}"));
         }
         // The natural elimination order 0, 1, …, N−1 is the sequential algorithm.
         let natural: Vec<usize> = (0..n).collect();
         let sym = symbolic_elimination(n, &natural);
-        assert_close(
-            sequential_factor_flops(n, 1),
-            symbolic_flops_units(&sym),
-            &format!("N={n}"),
-        );
+        assert_close(sequential_factor_flops(n, 1), symbolic_flops_units(&sym), &format!("N={n}"));
     }
 }
 
@@ -817,19 +712,12 @@ fn nested_dissection_flops_lie_between_sequential_and_nineteen_thirds_n() {
 fn seven_blocks_match_hand_derived_schedule() {
     // 1-based: level 0 eliminates 1,3,5,7; level 1 eliminates 2,6; level 2 eliminates 4.
     let s = Schedule::new(7);
-    let blocks: Vec<Vec<usize>> = s
-        .levels()
-        .iter()
-        .map(|lv| lv.eliminations.iter().map(|e| e.block).collect())
-        .collect();
+    let blocks: Vec<Vec<usize>> =
+        s.levels().iter().map(|lv| lv.eliminations.iter().map(|e| e.block).collect()).collect();
     assert_eq!(blocks, vec![vec![0, 2, 4, 6], vec![1, 5], vec![3]]);
     // 6 given slots + level-1 fill (⌊7/2⌋−1 = 2) + level-2 fill (⌊7/4⌋−1 = 0).
     assert_eq!(s.n_slots(), 8);
-    let updated: Vec<Vec<usize>> = s
-        .levels()
-        .iter()
-        .map(|lv| lv.updates.iter().map(|u| u.block).collect())
-        .collect();
+    let updated: Vec<Vec<usize>> = s.levels().iter().map(|lv| lv.updates.iter().map(|u| u.block).collect()).collect();
     assert_eq!(updated, vec![vec![1, 3, 5], vec![3], vec![]]);
     // Block 2 (1-based 3) couples 1 and 3 (0-based) and creates fill between them.
     let e = &s.levels()[0].eliminations[1];

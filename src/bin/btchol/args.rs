@@ -40,10 +40,7 @@ impl Args {
     pub fn from_os(args: impl IntoIterator<Item = OsString>) -> Result<Self, UsageError> {
         let tokens = args
             .into_iter()
-            .map(|a| {
-                a.into_string()
-                    .map_err(|a| usage!("argument {a:?} is not valid UTF-8"))
-            })
+            .map(|a| a.into_string().map_err(|a| usage!("argument {a:?} is not valid UTF-8")))
             .collect::<Result<_, _>>()?;
         Ok(Args { tokens })
     }
@@ -68,25 +65,14 @@ impl Args {
             return Ok(None);
         };
         if tok == "-h" {
-            return Ok(Some(Flag {
-                name: "--help".into(),
-                inline: None,
-            }));
+            return Ok(Some(Flag { name: "--help".into(), inline: None }));
         }
         if !tok.starts_with("--") || tok.len() == 2 {
-            return Err(usage!(
-                "unexpected argument '{tok}' (flags look like --name value)"
-            ));
+            return Err(usage!("unexpected argument '{tok}' (flags look like --name value)"));
         }
         Ok(Some(match tok.split_once('=') {
-            Some((name, value)) => Flag {
-                name: name.to_string(),
-                inline: Some(value.to_string()),
-            },
-            None => Flag {
-                name: tok,
-                inline: None,
-            },
+            Some((name, value)) => Flag { name: name.to_string(), inline: Some(value.to_string()) },
+            None => Flag { name: tok, inline: None },
         }))
     }
 
@@ -113,14 +99,10 @@ impl Args {
 
 /// An integer ≥ `min`, with an error message naming the flag.
 pub fn parse_uint(flag: &str, text: &str, min: usize) -> Result<usize, UsageError> {
-    let v: usize = text
-        .trim()
-        .parse()
-        .map_err(|_| usage!("invalid value '{text}' for {flag}: expected an integer ≥ {min}"))?;
+    let v: usize =
+        text.trim().parse().map_err(|_| usage!("invalid value '{text}' for {flag}: expected an integer ≥ {min}"))?;
     if v < min {
-        return Err(usage!(
-            "invalid value '{text}' for {flag}: must be at least {min}"
-        ));
+        return Err(usage!("invalid value '{text}' for {flag}: must be at least {min}"));
     }
     Ok(v)
 }
@@ -144,22 +126,11 @@ pub fn parse_list<T>(
 }
 
 /// One of a fixed set of names, with the allowed names in the error.
-pub fn parse_choice<T: Copy>(
-    flag: &str,
-    text: &str,
-    choices: &[(&str, T)],
-) -> Result<T, UsageError> {
-    choices
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(text))
-        .map(|&(_, v)| v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-            usage!(
-                "invalid value '{text}' for {flag}: expected one of {}",
-                names.join(", ")
-            )
-        })
+pub fn parse_choice<T: Copy>(flag: &str, text: &str, choices: &[(&str, T)]) -> Result<T, UsageError> {
+    choices.iter().find(|(name, _)| name.eq_ignore_ascii_case(text)).map(|&(_, v)| v).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        usage!("invalid value '{text}' for {flag}: expected one of {}", names.join(", "))
+    })
 }
 
 #[cfg(test)]
@@ -189,10 +160,7 @@ mod tests {
         let mut a = args(&["--n", "--N", "3"]);
         let mut f = a.next_flag().unwrap().unwrap();
         assert!(a.value(&mut f).is_err());
-        assert_eq!(
-            parse_list("--n", "8, 16", |s| parse_uint("--n", s, 1)).unwrap(),
-            vec![8, 16]
-        );
+        assert_eq!(parse_list("--n", "8, 16", |s| parse_uint("--n", s, 1)).unwrap(), vec![8, 16]);
         assert!(parse_list("--n", "8,,16", |s| parse_uint("--n", s, 1)).is_err());
         assert!(parse_uint("--n", "0", 1).is_err());
         assert!(parse_uint("--n", "-3", 1).is_err());

@@ -9,11 +9,7 @@ use btchol::{Algorithm, Backend, DType, Dims};
 
 use crate::args::{parse_choice, parse_list, parse_uint, usage, Args, UsageError};
 
-pub const BACKENDS: &[(&str, Backend)] = &[
-    ("cpu", Backend::Cpu),
-    ("cuda", Backend::Cuda),
-    ("auto", Backend::Auto),
-];
+pub const BACKENDS: &[(&str, Backend)] = &[("cpu", Backend::Cpu), ("cuda", Backend::Cuda), ("auto", Backend::Auto)];
 pub const ALGORITHMS: &[(&str, Algorithm)] = &[
     ("seq", Algorithm::Sequential),
     ("nd", Algorithm::NestedDissection),
@@ -87,11 +83,7 @@ impl Default for BenchConfig {
             batches: vec![1],
             nrhs: vec![1],
             threads: vec![0],
-            run: RunSettings {
-                repeats: None,
-                warmup: 3,
-                seed: 42,
-            },
+            run: RunSettings { repeats: None, warmup: 3, seed: 42 },
             json: false,
             csv: None,
         }
@@ -106,10 +98,7 @@ impl BenchConfig {
         while let Some(mut flag) = args.next_flag()? {
             // A flag given twice is almost always a copy-paste slip; say so rather than pick one.
             if seen.contains(&flag.name) {
-                return Err(usage!(
-                    "{} given more than once (use a comma-separated list to sweep)",
-                    flag.name
-                ));
+                return Err(usage!("{} given more than once (use a comma-separated list to sweep)", flag.name));
             }
             seen.push(flag.name.clone());
             let name = flag.name.clone();
@@ -122,28 +111,20 @@ impl BenchConfig {
                 }
                 "--backend" => c.backend = parse_choice(f, &args.value(&mut flag)?, BACKENDS)?,
                 "--algorithm" => {
-                    c.algorithms = parse_list(f, &args.value(&mut flag)?, |s| {
-                        parse_choice(f, s, ALGORITHMS)
-                    })?
+                    c.algorithms = parse_list(f, &args.value(&mut flag)?, |s| parse_choice(f, s, ALGORITHMS))?
                 }
-                "--dtype" => {
-                    c.dtypes =
-                        parse_list(f, &args.value(&mut flag)?, |s| parse_choice(f, s, DTYPES))?
-                }
+                "--dtype" => c.dtypes = parse_list(f, &args.value(&mut flag)?, |s| parse_choice(f, s, DTYPES))?,
                 "--n" => c.block_sizes = sizes(f, &args.value(&mut flag)?)?,
                 "--N" => c.n_blocks = sizes(f, &args.value(&mut flag)?)?,
                 "--batch" => c.batches = sizes(f, &args.value(&mut flag)?)?,
                 "--nrhs" => c.nrhs = sizes(f, &args.value(&mut flag)?)?,
-                "--threads" => {
-                    c.threads = parse_list(f, &args.value(&mut flag)?, |s| parse_uint(f, s, 0))?
-                }
+                "--threads" => c.threads = parse_list(f, &args.value(&mut flag)?, |s| parse_uint(f, s, 0))?,
                 "--repeats" => c.run.repeats = Some(parse_uint(f, &args.value(&mut flag)?, 1)?),
                 "--warmup" => c.run.warmup = parse_uint(f, &args.value(&mut flag)?, 0)?,
                 "--seed" => {
                     let v = args.value(&mut flag)?;
-                    c.run.seed = v.trim().parse().map_err(|_| {
-                        usage!("invalid value '{v}' for --seed: expected an integer")
-                    })?
+                    c.run.seed =
+                        v.trim().parse().map_err(|_| usage!("invalid value '{v}' for --seed: expected an integer"))?
                 }
                 "--csv" => {
                     let v = args.value(&mut flag)?;
@@ -169,17 +150,9 @@ impl BenchConfig {
                         for &nb in &self.n_blocks {
                             for &batch in &self.batches {
                                 for &nrhs in &self.nrhs {
-                                    let dims = Dims::new(batch, nb, n).map_err(|e| {
-                                        usage!("--n {n} --N {nb} --batch {batch}: {e}")
-                                    })?;
-                                    out.push(Case {
-                                        backend: self.backend,
-                                        algorithm,
-                                        dtype,
-                                        dims,
-                                        nrhs,
-                                        threads,
-                                    });
+                                    let dims = Dims::new(batch, nb, n)
+                                        .map_err(|e| usage!("--n {n} --N {nb} --batch {batch}: {e}"))?;
+                                    out.push(Case { backend: self.backend, algorithm, dtype, dims, nrhs, threads });
                                 }
                             }
                         }
@@ -189,10 +162,7 @@ impl BenchConfig {
         }
         // A sweep of thousands of cases is a typo (or a very long night); ask for it in pieces.
         if out.len() > 10_000 {
-            return Err(usage!(
-                "the sweep has {} configurations; at most 10000 per run",
-                out.len()
-            ));
+            return Err(usage!("the sweep has {} configurations; at most 10000 per run", out.len()));
         }
         Ok(out)
     }
@@ -221,17 +191,11 @@ fn unknown_flag(f: &str) -> UsageError {
     let hint = match lower.as_str() {
         "--nb" | "--nblocks" | "--n-blocks" | "--blocks" => Some("--N (number of blocks)"),
         "--block-size" | "--bs" => Some("--n (block size)"),
-        _ => BENCH_FLAGS
-            .iter()
-            .copied()
-            .find(|k| k.to_ascii_lowercase() == lower && *k != "--n" && *k != "--N"),
+        _ => BENCH_FLAGS.iter().copied().find(|k| k.to_ascii_lowercase() == lower && *k != "--n" && *k != "--N"),
     };
     match hint {
         Some(h) => usage!("unknown flag '{f}' for bench; did you mean {h}?"),
-        None => usage!(
-            "unknown flag '{f}' for bench; known flags: {}",
-            BENCH_FLAGS.join(" ")
-        ),
+        None => usage!("unknown flag '{f}' for bench; known flags: {}", BENCH_FLAGS.join(" ")),
     }
 }
 
@@ -249,17 +213,7 @@ mod tests {
 
     #[test]
     fn sweep_is_cartesian_product() {
-        let c = parse(&[
-            "--n",
-            "8,16",
-            "--N",
-            "4,8,16",
-            "--dtype",
-            "f32,f64",
-            "--algorithm",
-            "seq",
-        ])
-        .unwrap();
+        let c = parse(&["--n", "8,16", "--N", "4,8,16", "--dtype", "f32,f64", "--algorithm", "seq"]).unwrap();
         assert_eq!(c.cases().unwrap().len(), 12);
     }
 

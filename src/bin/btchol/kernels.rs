@@ -77,7 +77,8 @@ pub fn run(args: &[String]) -> i32 {
         let t = std::time::Instant::now();
         let mut ok = 0;
         for spec in &specs {
-            let r = if warm { jit::load_or_compile(spec, arch).map(|_| ()) } else { jit::compile(spec, arch).map(|_| ()) };
+            let r =
+                if warm { jit::load_or_compile(spec, arch).map(|_| ()) } else { jit::compile(spec, arch).map(|_| ()) };
             match r {
                 Ok(()) => ok += 1,
                 Err(e) => {

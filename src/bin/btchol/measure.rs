@@ -6,10 +6,7 @@ use std::time::Instant;
 
 use btchol::reference::{backward_error, random_problem, random_vec};
 use btchol::schedule::{sequential_factor_flops, Schedule};
-use btchol::{
-    Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, Plan, PlanOptions, RhsMut, RhsRef,
-    Scalar,
-};
+use btchol::{Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, Plan, PlanOptions, RhsMut, RhsRef, Scalar};
 
 use crate::config::{Case, RunSettings, AUTO_MAX_REPEATS, AUTO_MIN_REPEATS, AUTO_MIN_SECONDS};
 use crate::system;
@@ -53,19 +50,10 @@ impl Stats {
         if k == 0 {
             return Stats::default();
         }
-        let median = if k % 2 == 1 {
-            s[k / 2]
-        } else {
-            0.5 * (s[k / 2 - 1] + s[k / 2])
-        };
+        let median = if k % 2 == 1 { s[k / 2] } else { 0.5 * (s[k / 2 - 1] + s[k / 2]) };
         // Nearest-rank 90th percentile: the smallest sample ≥ 90 % of all samples.
         let p90 = s[((0.9 * k as f64).ceil() as usize).clamp(1, k) - 1];
-        Stats {
-            count: k,
-            median,
-            min: s[0],
-            p90,
-        }
+        Stats { count: k, median, min: s[0], p90 }
     }
 }
 
@@ -134,8 +122,7 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
             Some(r) => k >= r,
             // Adaptive: enough repeats for a stable median on fast cases, bounded time on slow ones.
             None => {
-                k >= AUTO_MAX_REPEATS
-                    || (k >= AUTO_MIN_REPEATS && start.elapsed().as_secs_f64() >= AUTO_MIN_SECONDS)
+                k >= AUTO_MAX_REPEATS || (k >= AUTO_MIN_REPEATS && start.elapsed().as_secs_f64() >= AUTO_MIN_SECONDS)
             }
         };
         if done {
@@ -159,8 +146,7 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         }
         _ => (nb, sequential_factor_flops(nb, n)),
     };
-    let bytes_min =
-        2.0 * (2 * nb - 1) as f64 * (n * n) as f64 * batch * std::mem::size_of::<T>() as f64;
+    let bytes_min = 2.0 * (2 * nb - 1) as f64 * (n * n) as f64 * batch * std::mem::size_of::<T>() as f64;
     Ok(Measurement {
         case: *case,
         backend: plan.backend(),

@@ -100,11 +100,7 @@ impl Row {
     }
 
     pub fn csv_header(&self) -> String {
-        self.0
-            .iter()
-            .map(|(k, _)| csv_field(k))
-            .collect::<Vec<_>>()
-            .join(",")
+        self.0.iter().map(|(k, _)| csv_field(k)).collect::<Vec<_>>().join(",")
     }
 
     pub fn to_csv(&self) -> String {
@@ -159,10 +155,7 @@ pub struct CsvWriter {
 impl CsvWriter {
     /// Creates (truncates) the file now, so a bad path fails before any measuring.
     pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(CsvWriter {
-            out: BufWriter::new(File::create(path)?),
-            header_written: false,
-        })
+        Ok(CsvWriter { out: BufWriter::new(File::create(path)?), header_written: false })
     }
 
     pub fn write(&mut self, row: &Row) -> io::Result<()> {
@@ -245,10 +238,7 @@ mod tests {
             ("x", Value::Fixed(f64::NAN, 3)),
             ("e", Value::Sci(1.25e-16, 2)),
         ]);
-        assert_eq!(
-            row.to_json(),
-            r#"{"device": "A \"B\", C", "x": null, "e": 1.25e-16}"#
-        );
+        assert_eq!(row.to_json(), r#"{"device": "A \"B\", C", "x": null, "e": 1.25e-16}"#);
         assert_eq!(row.csv_header(), "device,x,e");
         assert_eq!(row.to_csv(), "\"A \"\"B\"\", C\",,1.25e-16");
     }

@@ -27,8 +27,7 @@ pub fn cpu_model() -> &'static str {
             .and_then(|text| {
                 text.lines().find_map(|l| {
                     let (key, value) = l.split_once(':')?;
-                    (key.trim() == "model name")
-                        .then(|| value.split_whitespace().collect::<Vec<_>>().join(" "))
+                    (key.trim() == "model name").then(|| value.split_whitespace().collect::<Vec<_>>().join(" "))
                 })
             })
             .filter(|m| !m.is_empty())
@@ -51,17 +50,10 @@ pub fn available_memory_bytes() -> Option<u64> {
 
 /// The current UTC time as ISO-8601, e.g. `2025-01-31T23:59:07Z`.
 pub fn utc_now_iso8601() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
