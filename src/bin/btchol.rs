@@ -16,6 +16,8 @@ mod args;
 mod config;
 #[path = "btchol/kernels.rs"]
 mod kernels;
+#[path = "btchol/limits.rs"]
+mod limits;
 #[path = "btchol/measure.rs"]
 mod measure;
 #[path = "btchol/report.rs"]
@@ -88,6 +90,13 @@ Fields: factor_us_* / solve_us_* are median, min and p90 (nearest rank) in micro
   gflops_schedule = flops_schedule / factor_us_median (the hardware's arithmetic rate)
   bytes_min       = 2·(2N − 1)·n²·batch·sizeof(dtype): D and E read once, the factor written once
   levels          = ⌊log₂N⌋ + 1 for nd, N for seq (sequential steps of the factorization)
+  t_flop_us, t_bw_us = flops_schedule / peak flop rate, bytes_min / peak bandwidth;
+  t_limit_us      = their max; pct_of_limit = t_limit_us / factor_us_median · 100
+  solve_flops     = 2·nrhs·(N·n² + 2·C·n²)·batch (C off-diagonal factor blocks, fill included)
+  solve_bytes     = factor read once + b read + x written; solve_t_limit_us, solve_pct_of_limit
+                    as for the factor. Peaks (peak_gflops of the dtype, peak_gbytes_per_s,
+                    peak_source): GPUs from a table by device name (empty if unknown), CPUs
+                    measured at start (AVX2 FMA loop, memory copy) on the row's threads
   device          = the device the plan ran on (CPU: /proc/cpuinfo model name)
   date            = UTC time of the measurement, ISO-8601
 

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use crate::limits;
 use crate::measure::Measurement;
 
 /// One field value, with the precision it is printed at.
@@ -48,6 +49,13 @@ impl Row {
                 f64::NAN
             }
         };
+        // The hardware limits (src/bin/btchol/limits.rs): NaN, so empty cells, without known peaks.
+        let work =
+            limits::work(m.algorithm, c.dims.batch, c.dims.n_blocks, c.dims.block_size, c.nrhs, c.dtype.size_bytes());
+        let peaks = limits::peaks(m.backend, &m.device, m.threads);
+        let (peak_flops, peak_bw) = peaks.map_or((f64::NAN, f64::NAN), |p| (p.flops(c.dtype), p.bytes_per_s));
+        let (t_flop, t_bw, t_limit) = limits::limit_us(work.factor_flops, work.factor_bytes, peak_flops, peak_bw);
+        let (_, _, solve_limit) = limits::limit_us(work.solve_flops, work.solve_bytes, peak_flops, peak_bw);
         Row(vec![
             ("backend", Str(m.backend.name().into())),
             ("device", Str(m.device.clone())),
@@ -73,6 +81,17 @@ impl Row {
             ("flops_schedule", Int(m.flops_schedule.round() as u64)),
             ("bytes_min", Int(m.bytes_min.round() as u64)),
             ("levels", Int(m.levels as u64)),
+            ("t_flop_us", Fixed(t_flop, 3)),
+            ("t_bw_us", Fixed(t_bw, 3)),
+            ("t_limit_us", Fixed(t_limit, 3)),
+            ("pct_of_limit", Fixed(limits::pct_of_limit(t_limit, m.factor_us.median), 2)),
+            ("solve_flops", Int(work.solve_flops.round() as u64)),
+            ("solve_bytes", Int(work.solve_bytes.round() as u64)),
+            ("solve_t_limit_us", Fixed(solve_limit, 3)),
+            ("solve_pct_of_limit", Fixed(limits::pct_of_limit(solve_limit, m.solve_us.median), 2)),
+            ("peak_gflops", Fixed(peak_flops / 1e9, 1)),
+            ("peak_gbytes_per_s", Fixed(peak_bw / 1e9, 1)),
+            ("peak_source", Str(peaks.map_or("", |p| p.source).into())),
             ("backward_error", Sci(m.backward_error, 3)),
             ("version", Str(btchol::VERSION.into())),
             ("date", Str(date.into())),
@@ -183,6 +202,8 @@ const TABLE: &[(&str, &str, usize)] = &[
     ("factor_us_min", "factor_min", 12),
     ("solve_us_median", "solve_us", 11),
     ("gflops_factor", "GFLOP/s", 9),
+    ("pct_of_limit", "%limit", 7),
+    ("solve_pct_of_limit", "%slimit", 7),
     ("backward_error", "bwd_err", 10),
 ];
 
