@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The GPU benchmark sweep of issue 5, on the GPU machine, in parts that each fit one device call:
+#
+#   scripts/bench-gpu.sh single   cuda, nd, f64+f32, n in {8,16,32,64,128}, N = 2..16384 (powers of 2)
+#   scripts/bench-gpu.sh batch    cuda, the issue's batch shapes: B=1024 N=32 n=16 and B=256 N=128 n=32
+#   scripts/bench-gpu.sh cpu      the CPU backend of the same machine on the same shapes (N <= $CPU_MAX_N,
+#                                 default 4096; seq and nd, all cores), for the speed-up plot
+#   scripts/bench-gpu.sh all      all three
+#
+# Each part writes $OUT/parts/<part>.csv (OUT defaults to .bundle/out), then every part present is
+# merged into $OUT/<device-slug>-<UTC date>.csv (one header). Copy that file to bench/results/ and
+# run scripts/plots.py on it (the CPU rows in it feed the speed-up plot).
+# Binary: $BTCHOL, default .bundle/btchol (scripts/gpu-check.sh bundle builds it); quick runs:
+# REPEATS=5 sets --repeats (default: the bench's adaptive repeats).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+part=${1:-all}
+BTCHOL=${BTCHOL:-.bundle/btchol}
+out=${OUT:-.bundle/out}
+mkdir -p "$out/parts"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export BTCHOL_CACHE_DIR=${BTCHOL_CACHE_DIR:-/tmp/btchol-cache}
+reps=(); [ -n "${REPEATS:-}" ] && reps=(--repeats "$REPEATS")
+Ns=2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384
+CPU_MAX_N=${CPU_MAX_N:-4096}
+cpuNs=$(echo "$Ns" | tr , '\n' | awk -v m="$CPU_MAX_N" '$1 <= m' | paste -sd,)
+
+run_single() {
+    "$BTCHOL" bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,16,32,64,128 --N "$Ns" \
+        "${reps[@]}" --csv "$out/parts/single.csv"
+}
+run_batch() {
+    "$BTCHOL" bench --backend cuda --algorithm nd --dtype f64,f32 --batch 1024 --N 32 --n 16 "${reps[@]}" \
+        --csv "$out/parts/batch-1024x32x16.csv"
+    "$BTCHOL" bench --backend cuda --algorithm nd --dtype f64,f32 --batch 256 --N 128 --n 32 "${reps[@]}" \
+        --csv "$out/parts/batch-256x128x32.csv"
+}
+run_cpu() {
+    local r=("${reps[@]}"); [ ${#r[@]} -eq 0 ] && r=(--repeats 5 --warmup 1)
+    "$BTCHOL" bench --backend cpu --algorithm seq,nd --threads 0 --dtype f64,f32 --n 8,16,32,64,128 \
+        --N "$cpuNs" "${r[@]}" --csv "$out/parts/cpu-single.csv"
+    "$BTCHOL" bench --backend cpu --algorithm seq,nd --threads 0 --dtype f64,f32 --batch 1024 --N 32 --n 16 \
+        "${r[@]}" --csv "$out/parts/cpu-batch-1024x32x16.csv"
+    "$BTCHOL" bench --backend cpu --algorithm seq,nd --threads 0 --dtype f64,f32 --batch 256 --N 128 --n 32 \
+        "${r[@]}" --csv "$out/parts/cpu-batch-256x128x32.csv"
+}
+case "$part" in
+    single) run_single ;;
+    batch) run_batch ;;
+    cpu) run_cpu ;;
+    all) run_single; run_batch; run_cpu ;;
+    *) echo "usage: $0 single|batch|cpu|all"; exit 2 ;;
+esac
+
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+slug=$(echo "${device:-gpu}" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
+merged="$out/$slug-$(date -u +%F).csv"
+first=1
+for f in "$out"/parts/*.csv; do
+    [ -s "$f" ] || continue
+    if [ $first = 1 ]; then cat "$f"; first=0; else tail -n +2 "$f"; fi
+done > "$merged"
+echo "merged $(($(wc -l < "$merged") - 1)) rows into $merged"
