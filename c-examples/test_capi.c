@@ -157,7 +157,7 @@ static void test_library(void) {
     snprintf(expect, sizeof expect, "%d.%d.%d", BTCHOL_VERSION_MAJOR, BTCHOL_VERSION_MINOR, BTCHOL_VERSION_PATCH);
     CHECK(strcmp(btchol_version(), expect) == 0);
     CHECK(btchol_version_number() == (uint32_t)BTCHOL_VERSION_NUMBER);
-    for (int s = BTCHOL_STATUS_SUCCESS; s <= BTCHOL_STATUS_INTERNAL; s++) {
+    for (int s = BTCHOL_STATUS_SUCCESS; s <= BTCHOL_STATUS_UNSUPPORTED; s++) {
         const char *text = btchol_status_string(s);
         CHECK(text != NULL && strlen(text) > 3 && strcmp(text, "unknown status") != 0);
     }
@@ -200,7 +200,8 @@ static void test_create(void) {
     memset(&o, 0xA5, sizeof o); /* garbage */
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "struct_size");
     btchol_plan_options_init(&o);
-    CHECK(o.struct_size == sizeof o && o.backend == BTCHOL_BACKEND_AUTO && o.threads == 0 && o.reserved[4] == 0);
+    CHECK(o.struct_size == sizeof o && o.backend == BTCHOL_BACKEND_AUTO && o.threads == 0 && o.diag_shift == 0.0 &&
+          o.pivot_boost == 0.0 && o.deterministic == 0 && o.reserved32 == 0 && o.reserved[0] == 0);
     o.backend = 99;
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "backend");
     btchol_plan_options_init(&o);
@@ -216,8 +217,18 @@ static void test_create(void) {
     o.max_nrhs = -1;
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "max_nrhs");
     btchol_plan_options_init(&o);
-    o.reserved[1] = 1;
-    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "reserved[1]");
+    o.reserved[0] = 1;
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "reserved[0]");
+    btchol_plan_options_init(&o);
+    o.pivot_threshold = 1e-8; /* a threshold without a boost */
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "pivot_boost");
+    btchol_plan_options_init(&o);
+    o.diag_shift = 1.0 / 0.0;
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "diag_shift");
+    btchol_plan_options_init(&o);
+    o.pivot_boost = 1.0;
+    o.backend = BTCHOL_BACKEND_CUDA; /* pivot boosting is CPU-only for now */
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_UNSUPPORTED, "CUDA backend");
 
     /* CUDA requested: NO_CUDA where there is none. */
     btchol_plan_options_init(&o);
@@ -444,6 +455,54 @@ static void test_not_positive_definite(btchol_plan *p, double *d, double *e, con
     good_cycle(p, d, e, b);
 }
 
+/* Regularisation: a diagonal shift factors Psi + sigma*I without touching the caller's arrays;
+ * boosting replaces a negative pivot and counts it per item. */
+static void test_regularize(double *d, double *e, const double *b) {
+    static double ds[DLEN];
+    double x[B * ROWS], d0 = AT(d, 1 * N + 0, 0, 0);
+    int64_t failed_item = 77, info = 77, counts[B] = {77, 77};
+    btchol_plan_options o;
+    btchol_plan *p = NULL;
+    btchol_plan_options_init(&o);
+    o.backend = BTCHOL_BACKEND_CPU;
+    o.diag_shift = 0.5;
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_SUCCESS, NULL);
+    memcpy(ds, d, sizeof ds);
+    memcpy(x, b, sizeof x);
+    EXPECT(btchol_plan_factor_solve(p, d, e, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL, NULL), BTCHOL_STATUS_SUCCESS,
+           NULL);
+    CHECK(memcmp(ds, d, sizeof ds) == 0); /* the caller's blocks are untouched */
+    for (int blk = 0; blk < B * N; blk++)
+        for (int r = 0; r < n; r++) AT(ds, blk, r, r) += 0.5;
+    for (int item = 0; item < B; item++) CHECK(residual(ds, e, item, x + item * ROWS, b + item * ROWS) < 1e-13);
+    btchol_plan_destroy(p);
+
+    /* Item 1's first pivot is -1: boosted to 1e6 (so x solves the matrix with D[0,0] = 1e6). */
+    btchol_plan_options_init(&o);
+    o.backend = BTCHOL_BACKEND_CPU;
+    o.pivot_threshold = 1e-10;
+    o.pivot_boost = 1e6;
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_plan_boosted_pivots(p, counts), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(counts[0] == 0 && counts[1] == 0);
+    EXPECT(btchol_plan_boosted_pivots(p, NULL), BTCHOL_STATUS_NULL_POINTER, "out_counts");
+    EXPECT(btchol_plan_boosted_pivots(NULL, counts), BTCHOL_STATUS_NULL_POINTER, "plan");
+    AT(d, 1 * N + 0, 0, 0) = -1.0;
+    memcpy(x, b, sizeof x);
+    EXPECT(btchol_plan_factor_solve(p, d, e, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, &failed_item, &info),
+           BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(failed_item == -1 && info == 0);
+    EXPECT(btchol_plan_boosted_pivots(p, counts), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(counts[0] == 0 && counts[1] == 1);
+    AT(d, 1 * N + 0, 0, 0) = 1e6;
+    for (int item = 0; item < B; item++) CHECK(residual(d, e, item, x + item * ROWS, b + item * ROWS) < 1e-12);
+    AT(d, 1 * N + 0, 0, 0) = d0;
+    good_cycle(p, d, e, b);
+    EXPECT(btchol_plan_boosted_pivots(p, counts), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(counts[0] == 0 && counts[1] == 0);
+    btchol_plan_destroy(p);
+}
+
 static void test_device_entry_points(btchol_plan *p, const double *d, const double *e, const double *b) {
     double x[B * ROWS];
     int stream_object = 0;
@@ -585,6 +644,7 @@ int main(void) {
     btchol_plan_destroy(p);
     test_dtypes_and_layouts(d, e, b);
     test_threads(d, e, b);
+    test_regularize(d, e, b);
 
     printf("test_capi: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

@@ -131,9 +131,37 @@ typedef struct btchol_plan_options {
      */
     int64_t max_nrhs;
     /**
+     * Static regularisation: added to every diagonal entry of the D_i as they are uploaded, so
+     * the plan factors Psi + diag_shift*I (the caller's arrays are not modified). Any finite
+     * value; 0.0 (the default) is off. CUDA plans: host uploads only.
+     */
+    double diag_shift;
+    /**
+     * "Boost small pivots": when `pivot_boost` > 0, a pivot d <= `pivot_threshold` (a diagonal
+     * entry of the Schur complement before its square root) is replaced by `pivot_boost` and
+     * counted (`btchol_plan_boosted_pivots`) instead of failing. Both finite and >= 0; a
+     * non-zero threshold needs a non-zero boost. 0.0 (the default) is off. CPU plans only
+     * (`BTCHOL_BACKEND_CUDA` fails with `BTCHOL_STATUS_UNSUPPORTED`; AUTO picks the CPU).
+     */
+    double pivot_threshold;
+    /**
+     * The value a boosted pivot is replaced by; 0.0 (the default) turns boosting off.
+     */
+    double pivot_boost;
+    /**
+     * Non-zero: bitwise-identical results for identical inputs, options and thread count on the
+     * same machine. Both backends are deterministic today, so this costs nothing; 0 (the
+     * default) makes no promise for future backends.
+     */
+    int32_t deterministic;
+    /**
      * Must be zero (set by `btchol_plan_options_init`).
      */
-    int64_t reserved[5];
+    int32_t reserved32;
+    /**
+     * Must be zero (set by `btchol_plan_options_init`).
+     */
+    int64_t reserved[1];
 } btchol_plan_options;
 
 /**
@@ -211,6 +239,12 @@ typedef int32_t btchol_dtype;
  * report the message.
  */
 #define BTCHOL_STATUS_INTERNAL 11
+
+/**
+ * The plan's backend does not provide the requested feature (yet): e.g. pivot boosting or batch
+ * masks on the CUDA backend. The message names the feature; a CPU plan provides all of them.
+ */
+#define BTCHOL_STATUS_UNSUPPORTED 12
 
 /**
  * 32-bit IEEE `float` elements.
@@ -417,6 +451,16 @@ btchol_status btchol_plan_factor(struct btchol_plan *plan, int64_t *failed_item,
  * `plan` is NULL or a live handle; `out_info` is NULL or points to B writable `int64_t`.
  */
 btchol_status btchol_plan_item_status(const struct btchol_plan *plan, int64_t *out_info);
+
+/**
+ * Writes the number of pivots the last factorization of each item boosted (see
+ * `btchol_plan_options.pivot_boost`) to `out_counts[0 .. B)`: 0 for every item when boosting is
+ * off or before the first factor; for an item that failed, the pivots boosted before the failure.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `out_counts` is NULL or points to B writable `int64_t`.
+ */
+btchol_status btchol_plan_boosted_pivots(const struct btchol_plan *plan, int64_t *out_counts);
 
 /**
  * Writes log det Psi of each item, from the factor, to `out_logdet[0 .. B)` (always `double`,

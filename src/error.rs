@@ -53,6 +53,10 @@ pub enum Error {
     /// A CUDA driver or NVRTC call failed.
     #[error("CUDA error: {0}")]
     Cuda(String),
+    /// A feature that this backend does not provide (yet); the message names the feature and the
+    /// backend, e.g. "pivot boosting is not yet available on the CUDA backend".
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,8 +2,10 @@
 //! factors and solves without allocating. Eigen's `compute` / `info` / `solve` triad, LAPACK's
 //! INFO semantics for failures.
 
+use crate::cpu::try_zeroed;
 use crate::cpu::CpuEngine;
 use crate::cuda::CudaEngine;
+use crate::dense::potrf::PivotPolicy;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
@@ -53,7 +55,10 @@ impl Algorithm {
 }
 
 /// Options fixed at plan creation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+///
+/// Regularisation (`diag_shift`, `pivot_threshold`, `pivot_boost`) is off by default (all zero),
+/// and then the plan factors exactly the uploaded matrix and fails LAPACK-style on a pivot ≤ 0.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct PlanOptions {
     pub backend: Backend,
     pub algorithm: Algorithm,
@@ -64,6 +69,66 @@ pub struct PlanOptions {
     /// GPU only: right-hand sides solved per pass (more are solved in chunks); 0 means 16.
     /// Sizes the device workspace for right-hand sides.
     pub max_nrhs: usize,
+    /// Static regularisation σ: the plan factors Ψ + σI, adding σ to every diagonal entry of the
+    /// D_i as they are uploaded (the caller's arrays are not modified; solves, log-determinants
+    /// and gradients are those of Ψ + σI). Any finite value; 0 (the default) is off. Both
+    /// backends (CUDA: host uploads only).
+    pub diag_shift: f64,
+    /// "Boost small pivots": when `pivot_boost` > 0, a pivot d (a diagonal entry of the Schur
+    /// complement, before its square root) with d ≤ `pivot_threshold` is replaced by
+    /// `pivot_boost` and counted in [`Plan::boosted_pivots`] instead of failing the item; a
+    /// non-finite pivot still fails. Both must be finite and ≥ 0; a non-zero threshold needs a
+    /// non-zero boost. With nested dissection the pivots are those of the nested-dissection
+    /// order, so which pivots are boosted can differ from the sequential algorithm's. CPU only
+    /// (`Backend::Auto` then picks the CPU).
+    pub pivot_threshold: f64,
+    /// The value a boosted pivot is replaced by (0, the default: boosting off). See
+    /// `pivot_threshold`.
+    pub pivot_boost: f64,
+    /// Guarantee bitwise-identical results for identical inputs, options and thread count on
+    /// the same machine. Accepted on both backends and free today: the CPU backend fixes every
+    /// reduction order (each output block is written by one task, in a fixed order, whatever the
+    /// thread count or scheduling) and the CUDA kernels use no floating-point atomics (only an
+    /// integer `atomicMin` for failure keys). A future backend that uses atomics for speed must
+    /// honour this flag with ordered reductions.
+    pub deterministic: bool,
+}
+
+impl PlanOptions {
+    /// Checks the numerical options (regularisation) and returns the pivot policy they define.
+    fn pivot_policy<T: Scalar>(&self) -> Result<PivotPolicy<T>> {
+        if !self.diag_shift.is_finite() || !T::from_f64(self.diag_shift).is_finite() {
+            return Err(Error::InvalidArgument(format!("diag_shift must be finite, got {}", self.diag_shift)));
+        }
+        for (name, v) in [("pivot_threshold", self.pivot_threshold), ("pivot_boost", self.pivot_boost)] {
+            if !(v >= 0.0 && v.is_finite() && T::from_f64(v).is_finite()) {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} must be finite and >= 0 in the plan's precision, got {v}"
+                )));
+            }
+        }
+        if self.pivot_boost == 0.0 && self.pivot_threshold != 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "pivot_threshold = {} needs pivot_boost > 0 (the value small pivots are replaced by)",
+                self.pivot_threshold
+            )));
+        }
+        Ok(PivotPolicy { threshold: T::from_f64(self.pivot_threshold), boost: T::from_f64(self.pivot_boost) })
+    }
+
+    /// The first option that only the CPU backend provides, named for an error message.
+    fn cpu_only_feature(&self) -> Option<&'static str> {
+        if self.pivot_boost != 0.0 {
+            Some("pivot boosting (pivot_boost)")
+        } else {
+            None
+        }
+    }
+}
+
+/// The error for a feature the CUDA backend does not provide yet.
+pub(crate) fn not_on_cuda(feature: &str) -> Error {
+    Error::Unsupported(format!("{feature} is not yet available on the CUDA backend; use the CPU backend"))
 }
 
 /// Outcome of the last factorization for one batch item.
@@ -116,6 +181,10 @@ pub struct Plan<T: Scalar> {
     engine: Engine<T>,
     state: State,
     status: Vec<ItemStatus>,
+    /// Boosted pivots per item in the last factorization.
+    boosted: Vec<u32>,
+    /// GPU plans with a diagonal shift: the shifted copy of the caller's D (empty otherwise).
+    shifted_diag: Vec<T>,
 }
 
 impl<T: Scalar> Plan<T> {
@@ -129,11 +198,21 @@ impl<T: Scalar> Plan<T> {
             options.threads
         };
         let max_nrhs = if options.max_nrhs == 0 { 16 } else { options.max_nrhs };
+        let pivots = options.pivot_policy::<T>()?;
         let work = dims.batch as f64 * dims.n_blocks as f64 * (dims.block_size as f64).powi(3);
         let want_gpu = match options.backend {
-            Backend::Cuda => true,
+            Backend::Cuda => {
+                if let Some(feature) = options.cpu_only_feature() {
+                    return Err(not_on_cuda(feature));
+                }
+                true
+            }
             Backend::Cpu => false,
-            Backend::Auto => work >= AUTO_GPU_MIN_WORK && options.algorithm != Algorithm::Sequential,
+            Backend::Auto => {
+                work >= AUTO_GPU_MIN_WORK
+                    && options.algorithm != Algorithm::Sequential
+                    && options.cpu_only_feature().is_none()
+            }
         };
         if want_gpu {
             if options.algorithm == Algorithm::Sequential {
@@ -142,7 +221,13 @@ impl<T: Scalar> Plan<T> {
                 ));
             }
             match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs) {
-                Ok(e) => return Ok(Self::with_engine(dims, options, Engine::Cuda(Box::new(e)))),
+                Ok(e) => {
+                    let mut plan = Self::with_engine(dims, options, Engine::Cuda(Box::new(e)));
+                    if options.diag_shift != 0.0 {
+                        plan.shifted_diag = try_zeroed(dims.diag_len(), "shifted diagonal blocks")?;
+                    }
+                    return Ok(plan);
+                }
                 Err(e) if options.backend == Backend::Cuda => return Err(e),
                 Err(_) => {} // Auto: fall back to the CPU.
             }
@@ -151,12 +236,20 @@ impl<T: Scalar> Plan<T> {
             Algorithm::Auto => Self::auto_cpu_algorithm(dims, threads),
             a => a,
         };
-        let engine = CpuEngine::new(dims, algorithm, threads)?;
+        let engine = CpuEngine::new(dims, algorithm, threads, T::from_f64(options.diag_shift), pivots)?;
         Ok(Self::with_engine(dims, options, Engine::Cpu(engine)))
     }
 
     fn with_engine(dims: Dims, options: PlanOptions, engine: Engine<T>) -> Self {
-        Plan { dims, options, engine, state: State::Empty, status: vec![ItemStatus::Pending; dims.batch] }
+        Plan {
+            dims,
+            options,
+            engine,
+            state: State::Empty,
+            status: vec![ItemStatus::Pending; dims.batch],
+            boosted: vec![0; dims.batch],
+            shifted_diag: Vec::new(),
+        }
     }
 
     /// CPU choice: nested dissection does ≈2.7× the flops of the sequential algorithm, so it only
@@ -214,6 +307,12 @@ impl<T: Scalar> Plan<T> {
     pub fn item_status(&self) -> &[ItemStatus] {
         &self.status
     }
+    /// Per-item number of pivots the last factorization boosted (see
+    /// [`PlanOptions::pivot_boost`]); all zero when boosting is off or before the first factor.
+    /// Counts of items that failed cover the pivots before the failure.
+    pub fn boosted_pivots(&self) -> &[u32] {
+        &self.boosted
+    }
 
     /// Copies a batch into the plan (checking for NaN/Inf first; nothing is copied on error).
     /// The matrix must have the plan's dims and layout.
@@ -240,6 +339,18 @@ impl<T: Scalar> Plan<T> {
                 matrix.check_finite()?;
                 e.upload(matrix);
             }
+            Engine::Cuda(e) if self.options.diag_shift != 0.0 => {
+                // The shift on the host, then the plain upload: the engine needs no hook for it.
+                let (n, shift) = (self.dims.block_size, T::from_f64(self.options.diag_shift));
+                let diag = &mut self.shifted_diag[..self.dims.diag_len()];
+                diag.copy_from_slice(&matrix.diag_data()[..self.dims.diag_len()]);
+                for blk in diag.chunks_exact_mut(n * n) {
+                    for k in 0..n {
+                        blk[k * n + k] += shift;
+                    }
+                }
+                e.upload_host(matrix.layout(), diag, matrix.sub_data())?
+            }
             Engine::Cuda(e) => e.upload_host(matrix.layout(), matrix.diag_data(), matrix.sub_data())?,
         }
         self.state = State::Uploaded;
@@ -252,6 +363,9 @@ impl<T: Scalar> Plan<T> {
     /// # Safety
     /// Both pointers must be device memory of the current device holding those extents.
     pub unsafe fn upload_device(&mut self, diag: *const T, sub: *const T) -> Result<()> {
+        if self.options.diag_shift != 0.0 && matches!(self.engine, Engine::Cuda(_)) {
+            return Err(not_on_cuda("diag_shift with blocks already in GPU memory (upload_device)"));
+        }
         self.state = State::Empty;
         self.status.fill(ItemStatus::Pending);
         match &mut self.engine {
@@ -301,7 +415,7 @@ impl<T: Scalar> Plan<T> {
             State::Uploaded => {}
         }
         match &mut self.engine {
-            Engine::Cpu(e) => e.factor(&mut self.status),
+            Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted),
             Engine::Cuda(e) => {
                 if let Err(err) = e.factor(&mut self.status) {
                     self.state = State::Empty;

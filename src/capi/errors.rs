@@ -41,6 +41,9 @@ pub const BTCHOL_STATUS_OUT_OF_MEMORY: btchol_status = 10;
 /// A bug in btchol (a Rust panic caught at the C boundary). Destroy the plan involved; please
 /// report the message.
 pub const BTCHOL_STATUS_INTERNAL: btchol_status = 11;
+/// The plan's backend does not provide the requested feature (yet): e.g. pivot boosting or batch
+/// masks on the CUDA backend. The message names the feature; a CPU plan provides all of them.
+pub const BTCHOL_STATUS_UNSUPPORTED: btchol_status = 12;
 
 /// The status a library error maps to. Exhaustive on purpose: a new `Error` variant must be given
 /// its status here before the crate compiles.
@@ -55,6 +58,7 @@ pub(crate) fn status_of(error: &Error) -> btchol_status {
         Error::BackendUnavailable(_) => BTCHOL_STATUS_BACKEND_UNAVAILABLE,
         Error::OutOfMemory(_) => BTCHOL_STATUS_OUT_OF_MEMORY,
         Error::Cuda(_) => BTCHOL_STATUS_CUDA_ERROR,
+        Error::Unsupported(_) => BTCHOL_STATUS_UNSUPPORTED,
     }
 }
 
@@ -76,6 +80,7 @@ pub extern "C" fn btchol_status_string(status: btchol_status) -> *const c_char {
         BTCHOL_STATUS_CUDA_ERROR => c"CUDA error",
         BTCHOL_STATUS_OUT_OF_MEMORY => c"out of memory",
         BTCHOL_STATUS_INTERNAL => c"internal error",
+        BTCHOL_STATUS_UNSUPPORTED => c"unsupported on this backend",
         _ => c"unknown status",
     };
     s.as_ptr()

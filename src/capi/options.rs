@@ -52,7 +52,7 @@ pub const BTCHOL_ALGORITHM_NESTED_DISSECTION: btchol_algorithm = 2;
 /// the library check that the struct was initialised and which fields the caller knows: the
 /// library reads only the first `struct_size` bytes, and rejects non-zero bytes it does not know.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct btchol_plan_options {
     /// `sizeof(btchol_plan_options)`, set by `btchol_plan_options_init`.
     pub struct_size: usize,
@@ -68,16 +68,39 @@ pub struct btchol_plan_options {
     /// GPU only: right-hand sides solved per pass (more are solved in chunks); it sizes the
     /// device workspace for right-hand sides. 0 (the default) means 16.
     pub max_nrhs: i64,
+    /// Static regularisation: added to every diagonal entry of the D_i as they are uploaded, so
+    /// the plan factors Psi + diag_shift*I (the caller's arrays are not modified). Any finite
+    /// value; 0.0 (the default) is off. CUDA plans: host uploads only.
+    pub diag_shift: f64,
+    /// "Boost small pivots": when `pivot_boost` > 0, a pivot d <= `pivot_threshold` (a diagonal
+    /// entry of the Schur complement before its square root) is replaced by `pivot_boost` and
+    /// counted (`btchol_plan_boosted_pivots`) instead of failing. Both finite and >= 0; a
+    /// non-zero threshold needs a non-zero boost. 0.0 (the default) is off. CPU plans only
+    /// (`BTCHOL_BACKEND_CUDA` fails with `BTCHOL_STATUS_UNSUPPORTED`; AUTO picks the CPU).
+    pub pivot_threshold: f64,
+    /// The value a boosted pivot is replaced by; 0.0 (the default) turns boosting off.
+    pub pivot_boost: f64,
+    /// Non-zero: bitwise-identical results for identical inputs, options and thread count on the
+    /// same machine. Both backends are deterministic today, so this costs nothing; 0 (the
+    /// default) makes no promise for future backends.
+    pub deterministic: i32,
     /// Must be zero (set by `btchol_plan_options_init`).
-    pub reserved: [i64; 5],
+    pub reserved32: i32,
+    /// Must be zero (set by `btchol_plan_options_init`).
+    pub reserved: [i64; 1],
 }
 
-// The size is part of ABI 0: 8 (struct_size) + 4 x 4 (codes, threads) + 8 (max_nrhs) + 5 x 8.
+// The size is part of ABI 0: 8 (struct_size) + 4 x 4 (codes, threads) + 8 (max_nrhs) + 5 x 8
+// (diag_shift, pivot_threshold, pivot_boost, deterministic + reserved32, which took the place of
+// reserved words 0 to 3 of the first release, and reserved).
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(size_of::<btchol_plan_options>() == 72);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(offset_of!(btchol_plan_options, diag_shift) == 32);
 
-/// The bytes of the fields every version of the struct has (struct_size up to max_nrhs).
-const OPTIONS_MIN_SIZE: usize = offset_of!(btchol_plan_options, reserved);
+/// The bytes of the fields every version of the struct has (struct_size up to max_nrhs; the
+/// first release had reserved words where the regularisation options are now).
+const OPTIONS_MIN_SIZE: usize = offset_of!(btchol_plan_options, diag_shift);
 /// Larger `struct_size` values are taken for an uninitialised struct.
 const OPTIONS_MAX_SIZE: usize = 4096;
 
@@ -90,7 +113,12 @@ impl Default for btchol_plan_options {
             layout: BTCHOL_LAYOUT_ROW_MAJOR,
             threads: 0,
             max_nrhs: 0,
-            reserved: [0; 5],
+            diag_shift: 0.0,
+            pivot_threshold: 0.0,
+            pivot_boost: 0.0,
+            deterministic: 0,
+            reserved32: 0,
+            reserved: [0; 1],
         }
     }
 }
@@ -184,6 +212,16 @@ pub(crate) unsafe fn options_arg(options: *const btchol_plan_options) -> CResult
         }
         std::ptr::copy_nonoverlapping(src, &mut o as *mut btchol_plan_options as *mut u8, size.min(ours));
     }
+    if o.reserved32 != 0 {
+        return Err(fail(
+            BTCHOL_STATUS_INVALID_ARGUMENT,
+            format_args!(
+                "options->reserved32 is {}, but this btchol ({}) defines no option there: it must be 0",
+                o.reserved32,
+                crate::VERSION
+            ),
+        ));
+    }
     if let Some(k) = o.reserved.iter().position(|&r| r != 0) {
         return Err(fail(
             BTCHOL_STATUS_INVALID_ARGUMENT,
@@ -231,6 +269,18 @@ pub(crate) unsafe fn options_arg(options: *const btchol_plan_options) -> CResult
             format_args!("options->max_nrhs must be >= 0 (0 = 16), got {}", o.max_nrhs),
         )
     })?;
+    // Range checks of the numerical options are the plan's (one message for every language).
     // Options the C API does not expose yet keep their Rust defaults.
-    Ok(PlanOptions { backend, algorithm, layout, threads: o.threads as usize, max_nrhs, ..PlanOptions::default() })
+    Ok(PlanOptions {
+        backend,
+        algorithm,
+        layout,
+        threads: o.threads as usize,
+        max_nrhs,
+        diag_shift: o.diag_shift,
+        pivot_threshold: o.pivot_threshold,
+        pivot_boost: o.pivot_boost,
+        deterministic: o.deterministic != 0,
+        ..PlanOptions::default()
+    })
 }

@@ -45,7 +45,7 @@ fn long_messages_are_cut_at_a_character_boundary() {
 #[test]
 fn every_status_has_a_distinct_description() {
     let mut seen = std::collections::HashSet::new();
-    for s in 0..=BTCHOL_STATUS_INTERNAL {
+    for s in 0..=BTCHOL_STATUS_UNSUPPORTED {
         let text = unsafe { CStr::from_ptr(btchol_status_string(s)) }.to_str().unwrap();
         assert!(seen.insert(text), "status {s} repeats {text:?}");
     }
@@ -70,6 +70,7 @@ fn status_values_are_fixed() {
         (BTCHOL_STATUS_CUDA_ERROR, 9),
         (BTCHOL_STATUS_OUT_OF_MEMORY, 10),
         (BTCHOL_STATUS_INTERNAL, 11),
+        (BTCHOL_STATUS_UNSUPPORTED, 12),
     ];
     for (got, want) in fixed {
         assert_eq!(got, want);
@@ -99,12 +100,24 @@ fn options_struct_size_and_reserved_words_are_checked() {
     }
     // A reserved word set by a newer caller.
     let mut newer = o;
-    newer.reserved[2] = 5;
+    newer.reserved[0] = 5;
     assert_eq!(create(&newer).0, BTCHOL_STATUS_INVALID_ARGUMENT);
-    assert!(message().contains("reserved[2]"), "{}", message());
+    assert!(message().contains("reserved[0]"), "{}", message());
+    let newer = btchol_plan_options { reserved32: 3, ..o };
+    assert_eq!(create(&newer).0, BTCHOL_STATUS_INVALID_ARGUMENT);
+    assert!(message().contains("reserved32"), "{}", message());
 
     // A shorter struct (no reserved words): only its first struct_size bytes are read.
-    let older = btchol_plan_options { struct_size: 32, threads: 1, reserved: [-99; 5], ..o };
+    let older = btchol_plan_options {
+        struct_size: 32,
+        threads: 1,
+        diag_shift: f64::NAN,
+        pivot_boost: -1.0,
+        deterministic: 7,
+        reserved32: 1,
+        reserved: [-99; 1],
+        ..o
+    };
     let (status, plan) = create(&older);
     assert_eq!(status, BTCHOL_STATUS_SUCCESS, "{}", message());
     unsafe { btchol_plan_destroy(plan) };

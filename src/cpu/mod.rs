@@ -5,11 +5,11 @@ pub mod isa;
 mod nested;
 mod sequential;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::dense::trsv::Strided;
+use crate::dense::{potrf::PivotPolicy, trsv::Strided};
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, RhsMut};
 use crate::plan::{Algorithm, ItemStatus};
@@ -35,6 +35,12 @@ pub struct CpuEngine<T> {
     pool: Option<rayon::ThreadPool>,
     /// Per-item failure keys of the running factorization (allocated once: factor never allocates).
     fail: Vec<AtomicU64>,
+    /// Per-item count of boosted pivots of the running factorization.
+    boosted: Vec<AtomicU32>,
+    /// Added to every diagonal entry of D_i on upload.
+    diag_shift: T,
+    /// What potrf does with small pivots.
+    pivots: PivotPolicy<T>,
 }
 
 /// Allocates a zeroed vector, turning allocation failure into an error instead of an abort.
@@ -47,8 +53,15 @@ pub(crate) fn try_zeroed<T: Scalar>(len: usize, what: &str) -> Result<Vec<T>> {
 }
 
 impl<T: Scalar> CpuEngine<T> {
-    /// `algorithm` must be resolved (not `Auto`); `threads` ≥ 1.
-    pub fn new(dims: Dims, algorithm: Algorithm, threads: usize) -> Result<Self> {
+    /// `algorithm` must be resolved (not `Auto`); `threads` ≥ 1. `diag_shift` is added to every
+    /// diagonal entry on upload; `pivots` says what potrf does with small pivots.
+    pub fn new(
+        dims: Dims,
+        algorithm: Algorithm,
+        threads: usize,
+        diag_shift: T,
+        pivots: PivotPolicy<T>,
+    ) -> Result<Self> {
         let schedule = match algorithm {
             Algorithm::NestedDissection => Some(Schedule::new(dims.n_blocks)),
             Algorithm::Sequential => None,
@@ -69,7 +82,20 @@ impl<T: Scalar> CpuEngine<T> {
             None
         };
         let fail = (0..dims.batch).map(|_| AtomicU64::new(u64::MAX)).collect();
-        Ok(CpuEngine { dims, algorithm, schedule, slots_per_item, diag, slots, pool, fail })
+        let boosted = (0..dims.batch).map(|_| AtomicU32::new(0)).collect();
+        Ok(CpuEngine {
+            dims,
+            algorithm,
+            schedule,
+            slots_per_item,
+            diag,
+            slots,
+            pool,
+            fail,
+            boosted,
+            diag_shift,
+            pivots,
+        })
     }
 
     pub fn algorithm(&self) -> Algorithm {
@@ -93,16 +119,19 @@ impl<T: Scalar> CpuEngine<T> {
         }
     }
 
-    /// Copies the caller's blocks into the workspace: column-major, lower triangle of D, and each
-    /// E_i in the orientation its slot stores (transposed where the schedule says so).
+    /// Copies the caller's blocks into the workspace: column-major, lower triangle of D (plus the
+    /// diagonal shift), and each E_i in the orientation its slot stores (transposed where the
+    /// schedule says so).
     pub fn upload(&mut self, m: &BlockTridiagRef<T>) {
         let d = self.dims;
         let (n, nb, bl) = (d.block_size, d.n_blocks, d.block_len());
+        let shift = self.diag_shift;
         for b in 0..d.batch {
             for i in 0..nb {
                 let dst = &mut self.diag[(b * nb + i) * bl..][..bl];
                 for c in 0..n {
-                    for r in c..n {
+                    dst[c + c * n] = m.d(b, i, c, c) + shift;
+                    for r in c + 1..n {
                         dst[r + c * n] = m.d(b, i, r, c);
                     }
                 }
@@ -119,8 +148,9 @@ impl<T: Scalar> CpuEngine<T> {
         }
     }
 
-    /// Factors every item; fills `status` (one per item). Failed items are left partially factored.
-    pub fn factor(&mut self, status: &mut [ItemStatus]) {
+    /// Factors every item; fills `status` and `boosted` (the count of boosted pivots; one per
+    /// item). Failed items are left partially factored.
+    pub fn factor(&mut self, status: &mut [ItemStatus], boosted_out: &mut [u32]) {
         let d = self.dims;
         let (n, nb, bl, spi) = (d.block_size, d.n_blocks, d.block_len(), self.slots_per_item);
         let diag = SyncPtr(self.diag.as_mut_ptr());
@@ -129,13 +159,26 @@ impl<T: Scalar> CpuEngine<T> {
         // in elimination order); u64::MAX = no failure.
         let fail = &self.fail;
         fail.iter().for_each(|f| f.store(u64::MAX, Ordering::Relaxed));
+        let boosted = &self.boosted;
+        boosted.iter().for_each(|c| c.store(0, Ordering::Relaxed));
+        let piv = self.pivots;
         let key = |level: usize, block: usize, col: usize| ((level as u64) << 42) | ((block as u64) << 16) | col as u64;
         let work = n * n * n;
         match &self.schedule {
             None => self.par_for(d.batch, work * nb, |b| {
                 let (diag, slots) = (diag, slots);
-                let r =
-                    unsafe { sequential::factor_item::<T>(n, nb, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };
+                let mut count = 0;
+                let r = unsafe {
+                    sequential::factor_item::<T>(
+                        n,
+                        nb,
+                        diag.0.add(b * nb * bl),
+                        slots.0.add(b * spi * bl),
+                        piv,
+                        &mut count,
+                    )
+                };
+                boosted[b].store(count, Ordering::Relaxed);
                 if let Err((block, col)) = r {
                     fail[b].store(key(0, block, col), Ordering::Relaxed);
                 }
@@ -151,8 +194,21 @@ impl<T: Scalar> CpuEngine<T> {
                         if fail[b].load(Ordering::Relaxed) < key(l, 0, 0) {
                             return;
                         }
-                        let r =
-                            unsafe { nested::eliminate::<T>(n, e, diag.0.add(b * nb * bl), slots.0.add(b * spi * bl)) };
+                        let mut count = 0;
+                        let r = unsafe {
+                            nested::eliminate::<T>(
+                                n,
+                                e,
+                                diag.0.add(b * nb * bl),
+                                slots.0.add(b * spi * bl),
+                                piv,
+                                &mut count,
+                            )
+                        };
+                        if count > 0 {
+                            // Integer sums: the total is the same in any order.
+                            boosted[b].fetch_add(count, Ordering::Relaxed);
+                        }
                         if let Err(col) = r {
                             fail[b].fetch_min(key(l, e.block, col), Ordering::Relaxed);
                         }
@@ -168,6 +224,9 @@ impl<T: Scalar> CpuEngine<T> {
                     });
                 }
             }
+        }
+        for (out, c) in boosted_out.iter_mut().zip(boosted) {
+            *out = c.load(Ordering::Relaxed);
         }
         for (st, f) in status.iter_mut().zip(fail) {
             let k = f.load(Ordering::Relaxed);

@@ -8,7 +8,7 @@
 use super::isa::fma_dispatch;
 use crate::dense::{
     gemm::{gemm_nt_neg, syrk_lower_sub},
-    potrf::potrf_lower,
+    potrf::{potrf_lower, PivotPolicy},
     trsm::trsm_right_lower_trans,
     trsv::*,
 };
@@ -21,10 +21,12 @@ unsafe fn eliminate_imp<T: Scalar, const FMA: bool>(
     e: &Elimination,
     diag: *mut T,
     slots: *mut T,
+    piv: PivotPolicy<T>,
+    boosted: &mut u32,
 ) -> Result<(), usize> {
     let bl = n * n;
     let d = diag.add(e.block * bl);
-    potrf_lower::<T, FMA>(n, d, n)?; //                                D̂_i ← chol(D_i)
+    potrf_lower::<T, FMA>(n, d, n, piv, boosted)?; //                  D̂_i ← chol(D_i)
     for c in &e.couplings {
         trsm_right_lower_trans::<T, FMA>(n, n, d, n, slots.add(c.slot * bl), n);
         // L_{a,i} ← Ψ_{a,i} D̂_i^{−T}
@@ -38,8 +40,9 @@ unsafe fn eliminate_imp<T: Scalar, const FMA: bool>(
 }
 
 fma_dispatch! {
-    /// Phase 1 of a level for one eliminated block. Err(column) on a non-positive pivot.
-    pub(crate) unsafe fn eliminate => eliminate_imp(n: usize, e: &Elimination, diag: *mut T, slots: *mut T) -> Result<(), usize>
+    /// Phase 1 of a level for one eliminated block, pivots handled by `piv` (boosted ones counted
+    /// in `boosted`). Err(column) on a failing pivot.
+    pub(crate) unsafe fn eliminate => eliminate_imp(n: usize, e: &Elimination, diag: *mut T, slots: *mut T, piv: PivotPolicy<T>, boosted: &mut u32) -> Result<(), usize>
 }
 
 #[inline(always)]

@@ -4,7 +4,12 @@
 //! E_i, untransposed), all column-major n×n.
 
 use super::isa::fma_dispatch;
-use crate::dense::{gemm::syrk_lower_sub, potrf::potrf_lower, trsm::trsm_right_lower_trans, trsv::*};
+use crate::dense::{
+    gemm::syrk_lower_sub,
+    potrf::{potrf_lower, PivotPolicy},
+    trsm::trsm_right_lower_trans,
+    trsv::*,
+};
 use crate::scalar::Scalar;
 
 #[inline(always)]
@@ -13,23 +18,26 @@ unsafe fn factor_item_imp<T: Scalar, const FMA: bool>(
     n_blocks: usize,
     diag: *mut T,
     sub: *mut T,
+    piv: PivotPolicy<T>,
+    boosted: &mut u32,
 ) -> Result<(), (usize, usize)> {
     let bl = n * n;
-    potrf_lower::<T, FMA>(n, diag, n).map_err(|c| (0, c))?;
+    potrf_lower::<T, FMA>(n, diag, n, piv, boosted).map_err(|c| (0, c))?;
     for i in 1..n_blocks {
         let e = sub.add((i - 1) * bl);
         let d_prev = diag.add((i - 1) * bl);
         let d = diag.add(i * bl);
         trsm_right_lower_trans::<T, FMA>(n, n, d_prev, n, e, n); // Ê_{i−1} ← E_{i−1} D̂_{i−1}^{−T}
         syrk_lower_sub::<T, FMA>(n, n, e, n, d, n); //             D_i ← D_i − Ê Êᵀ
-        potrf_lower::<T, FMA>(n, d, n).map_err(|c| (i, c))?; //    D̂_i ← chol(D_i)
+        potrf_lower::<T, FMA>(n, d, n, piv, boosted).map_err(|c| (i, c))?; // D̂_i ← chol(D_i)
     }
     Ok(())
 }
 
 fma_dispatch! {
-    /// Factors one item in place. Err((block, column)) on the first non-positive pivot.
-    pub(crate) unsafe fn factor_item => factor_item_imp(n: usize, n_blocks: usize, diag: *mut T, sub: *mut T) -> Result<(), (usize, usize)>
+    /// Factors one item in place, pivots handled by `piv` (boosted ones counted in `boosted`).
+    /// Err((block, column)) on the first failing pivot.
+    pub(crate) unsafe fn factor_item => factor_item_imp(n: usize, n_blocks: usize, diag: *mut T, sub: *mut T, piv: PivotPolicy<T>, boosted: &mut u32) -> Result<(), (usize, usize)>
 }
 
 #[inline(always)]

@@ -13,7 +13,7 @@
 
 use std::arch::x86_64::{__m256i, _mm256_setzero_si256};
 
-use super::{madd, simd::Vx};
+use super::{madd, potrf::PivotPolicy, simd::Vx};
 
 /// Columns of a register tile, and width of the potrf / trsm column panels.
 const NR: usize = 4;
@@ -37,8 +37,10 @@ enum Epi<S> {
     /// C ← (C − Σ A·Bᵀ)·L⁻ᵀ, L the NC×NC lower block at `l`, `inv[c]` = 1/L[c,c].
     Trsm { l: *const S, ldl: usize, inv: [S; NR] },
     /// C ← chol of the NC×NC diagonal block at lane `o` of the tile's first vector, the rows below
-    /// solved against it (C·L⁻ᵀ): the first tile of a potrf panel.
-    Potrf { o: usize },
+    /// solved against it (C·L⁻ᵀ): the first tile of a potrf panel. A null `piv` is the strict
+    /// policy (fail on d ≤ 0, the fast path); otherwise pivots go through `piv` (see
+    /// [`PivotPolicy`]), boosted ones counted in `*boosted`.
+    Potrf { o: usize, piv: *const PivotPolicy<f64>, boosted: *mut u32 },
 }
 
 /// A tile job: C[rows, 0..NC] ← epi((0 or C) − A·Bᵀ), C at `c` (the tile's row offset added).
@@ -157,16 +159,27 @@ unsafe fn solve_lt<S: Vx, const MV: usize, const NC: usize>(
 }
 
 /// a ← chol(a) for the NC×NC lower block in scalars (`a[j][i]` = row i, column j), `inv[j]` =
-/// 1/L[j,j]; `Err(j)` for pivot j not positive or not finite. Right-looking on unscaled columns,
-/// a[i2,i] −= a[i2,j]·a[i,j]/d_j, so the pivot chain is one division and one FMA per column.
+/// 1/L[j,j]; `Err(j)` for pivot j not above the threshold (unless boosted) or not finite.
+/// Right-looking on unscaled columns, a[i2,i] −= a[i2,j]·a[i,j]/d_j, so the pivot chain is one
+/// division and one FMA per column. BOOST = false is the strict policy (d ≤ 0 fails) and does not
+/// read `piv`.
 #[inline(always)]
-#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(d > 0)` also rejects NaN
-fn chol_small<S: Vx, const NC: usize>(a: &mut [[S; NR]; NR], inv: &mut [S; NR]) -> Result<(), usize> {
+unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
+    a: &mut [[S; NR]; NR],
+    inv: &mut [S; NR],
+    piv: *const PivotPolicy<f64>,
+    boosted: *mut u32,
+) -> Result<(), usize> {
     let mut l = [[S::ZERO; NR]; NR];
+    let thr = if BOOST { S::from_f64((*piv).threshold) } else { S::ZERO };
     for j in 0..NC {
-        let d = a[j][j];
-        if !(d > S::ZERO) || !d.is_finite() {
-            return Err(j);
+        let mut d = a[j][j];
+        if !(d > thr && d.is_finite()) {
+            if !BOOST {
+                return Err(j);
+            }
+            let p = PivotPolicy { threshold: thr, boost: S::from_f64((*piv).boost) };
+            d = p.small_pivot(d, &mut *boosted).map_err(|()| j)?;
         }
         let r = S::ONE / d;
         for i in j + 1..NC {
@@ -208,7 +221,7 @@ unsafe fn tile<S: Vx, const MV: usize, const NC: usize, const MASK: bool>(
     match job.epi {
         Epi::Store => {}
         Epi::Trsm { l, ldl, inv } => solve_lt::<S, MV, NC>(&mut acc, |i, j| S::vbcast(l.add(i + j * ldl)), &inv),
-        Epi::Potrf { o } => {
+        Epi::Potrf { o, piv, boosted } => {
             // The NC×NC diagonal block as scalars (lanes o.. of the first vector), factored there.
             let mut blk = [[S::ZERO; NR]; NR];
             let mut buf = [S::ZERO; 8];
@@ -216,7 +229,11 @@ unsafe fn tile<S: Vx, const MV: usize, const NC: usize, const MASK: bool>(
                 S::vstore(buf.as_mut_ptr(), acc[j][0]);
                 blk[j][j..NC].copy_from_slice(&buf[o + j..o + NC]);
             }
-            chol_small::<S, NC>(&mut blk, &mut inv)?;
+            if piv.is_null() {
+                chol_small::<S, NC, false>(&mut blk, &mut inv, piv, boosted)?;
+            } else {
+                chol_small::<S, NC, true>(&mut blk, &mut inv, piv, boosted)?;
+            }
             if S::W != NR {
                 // Rows of the tile outside the diagonal block: C·L⁻ᵀ.
                 solve_lt::<S, MV, NC>(&mut acc, |i, j| S::vsplat(blk[j][i]), &inv);
@@ -423,9 +440,16 @@ fn diag_row<S: Vx>(j0: usize) -> usize {
 /// Diagonal tile of potrf panel `j0` (one vector high, so its pivot chain starts early):
 /// factors the NC×NC diagonal block, returns 1/L[j,j] or the failing column.
 #[inline(always)]
-unsafe fn potrf_diag<S: Vx, const NC: usize>(n: usize, a: *mut S, lda: usize, j0: usize) -> Result<[S; NR], usize> {
+unsafe fn potrf_diag<S: Vx, const NC: usize>(
+    n: usize,
+    a: *mut S,
+    lda: usize,
+    j0: usize,
+    piv: *const PivotPolicy<f64>,
+    boosted: *mut u32,
+) -> Result<[S; NR], usize> {
     let r0 = diag_row::<S>(j0);
-    let job = potrf_job(a, lda, j0, Epi::Potrf { o: j0 - r0 });
+    let job = potrf_job(a, lda, j0, Epi::Potrf { o: j0 - r0, piv, boosted });
     let res = if n - r0 >= S::W {
         tile::<S, 1, NC, false>(r0, _mm256_setzero_si256(), &job)
     } else {
@@ -437,20 +461,36 @@ unsafe fn potrf_diag<S: Vx, const NC: usize>(n: usize, a: *mut S, lda: usize, j0
 /// Potrf panel `j0`: factors its diagonal block, then L[r.., panel] ← (A − L·Lᵀ)[r.., panel]·L_jj⁻ᵀ
 /// for the rows below the diagonal tile.
 #[inline(always)]
-unsafe fn potrf_panel<S: Vx, const NC: usize>(n: usize, a: *mut S, lda: usize, j0: usize) -> Result<(), usize> {
-    let inv = potrf_diag::<S, NC>(n, a, lda, j0)?;
+unsafe fn potrf_panel<S: Vx, const NC: usize>(
+    n: usize,
+    a: *mut S,
+    lda: usize,
+    j0: usize,
+    piv: *const PivotPolicy<f64>,
+    boosted: *mut u32,
+) -> Result<(), usize> {
+    let inv = potrf_diag::<S, NC>(n, a, lda, j0, piv, boosted)?;
     let job = potrf_job(a, lda, j0, Epi::Trsm { l: a.add(j0 + j0 * lda), ldl: lda, inv });
     rows::<S, NC>((diag_row::<S>(j0) + S::W).min(n), n, &job);
     Ok(())
 }
 
-/// A ← chol(A) (lower, n×n), left-looking by 4-column panels. `Err(j)`: pivot j not positive.
+/// A ← chol(A) (lower, n×n), left-looking by 4-column panels. `Err(j)`: pivot j not above
+/// `piv.threshold` and not boosted (see [`PivotPolicy`]); boosted pivots are added to `*boosted`.
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn potrf_lower<S: Vx>(n: usize, a: *mut S, lda: usize) -> Result<(), usize> {
+pub(crate) unsafe fn potrf_lower<S: Vx>(
+    n: usize,
+    a: *mut S,
+    lda: usize,
+    piv: PivotPolicy<f64>,
+    boosted: &mut u32,
+) -> Result<(), usize> {
     let mut j0 = 0;
+    let strict = piv.threshold == 0.0 && piv.boost == 0.0;
+    let (piv, boosted) = (if strict { std::ptr::null() } else { &piv as *const PivotPolicy<f64> }, boosted as *mut u32);
     while j0 < n {
         let nc = NR.min(n - j0);
-        by_nc!(nc, potrf_panel::<S>(n, a, lda, j0))?;
+        by_nc!(nc, potrf_panel::<S>(n, a, lda, j0, piv, boosted))?;
         j0 += nc;
     }
     Ok(())

@@ -2,7 +2,11 @@
 //! masked row tiles, 1..4-column panel tails, leading dimensions larger than the rows, and a
 //! pivot failure. Padding rows (between the rows and the leading dimension) must stay untouched.
 
-use super::{gemm::*, potrf::potrf_lower, trsm::trsm_right_lower_trans};
+use super::{
+    gemm::*,
+    potrf::{potrf_lower, PivotPolicy},
+    trsm::trsm_right_lower_trans,
+};
 use crate::scalar::Scalar;
 
 /// Deterministic values in [−1, 1).
@@ -81,8 +85,8 @@ fn check_all<T: Scalar>() {
             let a0 = spd::<T>(seed, n, ld, pad);
             let (mut x, mut y) = (a0.clone(), a0.clone());
             unsafe {
-                potrf_lower::<T, true>(n, x.as_mut_ptr(), ld).unwrap();
-                potrf_lower::<T, false>(n, y.as_mut_ptr(), ld).unwrap();
+                potrf_lower::<T, true>(n, x.as_mut_ptr(), ld, PivotPolicy::strict(), &mut 0).unwrap();
+                potrf_lower::<T, false>(n, y.as_mut_ptr(), ld, PivotPolicy::strict(), &mut 0).unwrap();
             }
             let (e, ok) = compare(&x, &y, n, n, ld, |i, j| i >= j);
             assert!(e < tol::<T>(n) && ok, "potrf {:?} n={n} ld={ld}: err {e:e}, padding {ok}", T::DTYPE);
@@ -152,10 +156,31 @@ fn check_all<T: Scalar>() {
                 let mut a = a0.clone();
                 a[bad + bad * ld] = T::from_f64(-1.0);
                 let mut b = a.clone();
-                let r1 = unsafe { potrf_lower::<T, true>(n, a.as_mut_ptr(), ld) };
-                let r2 = unsafe { potrf_lower::<T, false>(n, b.as_mut_ptr(), ld) };
+                let r1 = unsafe { potrf_lower::<T, true>(n, a.as_mut_ptr(), ld, PivotPolicy::strict(), &mut 0) };
+                let r2 = unsafe { potrf_lower::<T, false>(n, b.as_mut_ptr(), ld, PivotPolicy::strict(), &mut 0) };
                 assert_eq!(r1, r2, "potrf {:?} n={n}: failing pivot", T::DTYPE);
                 assert!(r1.is_err());
+            }
+
+            // A boosted pivot: both paths replace it by the boost, count it exactly once, and
+            // agree on the rest of the factor.
+            for bad in [0, n / 2, n - 1] {
+                let mut a = a0.clone();
+                a[bad + bad * ld] = T::from_f64(-1.0);
+                let mut b = a.clone();
+                let piv = PivotPolicy { threshold: T::from_f64(1e-3), boost: T::from_f64(1e4) };
+                let (mut c1, mut c2) = (0, 0);
+                let r1 = unsafe { potrf_lower::<T, true>(n, a.as_mut_ptr(), ld, piv, &mut c1) };
+                let r2 = unsafe { potrf_lower::<T, false>(n, b.as_mut_ptr(), ld, piv, &mut c2) };
+                assert_eq!((r1, r2, c1, c2), (Ok(()), Ok(()), 1, 1), "potrf {:?} n={n}: boosted pivot", T::DTYPE);
+                assert_eq!(
+                    a[bad + bad * ld],
+                    T::from_f64(100.0),
+                    "potrf {:?} n={n}: sqrt(boost) on the diagonal",
+                    T::DTYPE
+                );
+                let (e, ok) = compare(&a, &b, n, n, ld, |i, j| i >= j);
+                assert!(e < tol::<T>(n) && ok, "potrf {:?} n={n}: boosted factors differ by {e:e}", T::DTYPE);
             }
         }
     }

@@ -47,6 +47,7 @@ from ._errors import (
     NotPositiveDefiniteError,
     NullPointerError,
     OutOfMemoryError,
+    UnsupportedError,
     check as _check,
     error_for as _error_for,
     last_message as _last_message,
@@ -74,6 +75,7 @@ __all__ = [
     "CudaError",
     "OutOfMemoryError",
     "InternalError",
+    "UnsupportedError",
     "ITEM_PENDING",
 ]
 
@@ -194,6 +196,17 @@ class Plan:
         CPU threads of the plan's pool; 0 (default) means all cores.
     max_nrhs : int
         GPU only: right-hand sides solved per pass; 0 (default) means 16.
+    diag_shift : float
+        Static regularisation sigma: the plan factors Psi + sigma*I (your arrays are not
+        modified). 0.0 (default) is off.
+    pivot_threshold, pivot_boost : float
+        "Boost small pivots": with ``pivot_boost`` > 0, a pivot d <= ``pivot_threshold`` is
+        replaced by ``pivot_boost`` and counted (``boosted_pivots()``) instead of failing. CPU
+        only (``backend='cuda'`` raises UnsupportedError; 'auto' picks the CPU). 0.0 (default) is
+        off.
+    deterministic : bool
+        Bitwise-identical results for identical inputs, options and thread count on the same
+        machine. Both backends are deterministic today, so it costs nothing.
 
     A plan is not thread-safe (the library reports overlapping use as InvalidStateError); use one
     plan per thread. Close it with ``close()`` or a ``with`` block; ``__del__`` closes it too.
@@ -212,6 +225,10 @@ class Plan:
         algorithm: str = "auto",
         threads: int = 0,
         max_nrhs: int = 0,
+        diag_shift: float = 0.0,
+        pivot_threshold: float = 0.0,
+        pivot_boost: float = 0.0,
+        deterministic: bool = False,
     ):
         self._handle = None
         self._keep = ()
@@ -232,6 +249,10 @@ class Plan:
         opts.algorithm = _choice(algorithm, _ALGORITHMS, "algorithm")
         opts.threads = int(threads)
         opts.max_nrhs = int(max_nrhs)
+        opts.diag_shift = float(diag_shift)
+        opts.pivot_threshold = float(pivot_threshold)
+        opts.pivot_boost = float(pivot_boost)
+        opts.deterministic = 1 if deterministic else 0
         handle = ctypes.c_void_p()
         _check(
             _capi.plan_create(self.batch, self.N, self.n, _DTYPES[dt], ctypes.byref(opts), ctypes.byref(handle)),
@@ -436,6 +457,13 @@ class Plan:
         ITEM_PENDING (-1) not factored since the last upload."""
         out = np.empty(self.batch, dtype=np.int64)
         _check(_capi.plan_item_status(self._h(), out.ctypes.data), "btchol_plan_item_status")
+        return out
+
+    def boosted_pivots(self) -> np.ndarray:
+        """int64 array (B,): pivots the last factorization of each item boosted (``pivot_boost``);
+        all zero when boosting is off."""
+        out = np.empty(self.batch, dtype=np.int64)
+        _check(_capi.plan_boosted_pivots(self._h(), out.ctypes.data), "btchol_plan_boosted_pivots")
         return out
 
     def logdet(self) -> np.ndarray:

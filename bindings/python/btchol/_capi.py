@@ -33,6 +33,7 @@ STATUS_BACKEND_UNAVAILABLE = 8
 STATUS_CUDA_ERROR = 9
 STATUS_OUT_OF_MEMORY = 10
 STATUS_INTERNAL = 11
+STATUS_UNSUPPORTED = 12
 
 STATUS_NAMES = {
     0: "BTCHOL_STATUS_SUCCESS",
@@ -47,6 +48,7 @@ STATUS_NAMES = {
     9: "BTCHOL_STATUS_CUDA_ERROR",
     10: "BTCHOL_STATUS_OUT_OF_MEMORY",
     11: "BTCHOL_STATUS_INTERNAL",
+    12: "BTCHOL_STATUS_UNSUPPORTED",
 }
 
 DTYPE_F32 = 0
@@ -72,7 +74,12 @@ class Options(ctypes.Structure):
         ("layout", c_int32),
         ("threads", c_int32),
         ("max_nrhs", c_int64),
-        ("reserved", c_int64 * 5),
+        ("diag_shift", c_double),
+        ("pivot_threshold", c_double),
+        ("pivot_boost", c_double),
+        ("deterministic", c_int32),
+        ("reserved32", c_int32),
+        ("reserved", c_int64 * 1),
     ]
 
 
@@ -136,6 +143,7 @@ plan_upload_device = _declare("btchol_plan_upload_device", c_int32, _plan_p, c_v
 plan_factor = _declare("btchol_plan_factor", c_int32, _plan_p, _i64_p, _i64_p)
 plan_item_status = _declare("btchol_plan_item_status", c_int32, _plan_p, c_void_p)
 plan_logdet = _declare("btchol_plan_logdet", c_int32, _plan_p, c_void_p)
+plan_boosted_pivots = _declare("btchol_plan_boosted_pivots", c_int32, _plan_p, c_void_p)
 _solve_args = (_plan_p, c_void_p, c_int64, c_int32, c_int64, c_int64)
 plan_solve = _declare("btchol_plan_solve", c_int32, *_solve_args)
 plan_solve_device = _declare("btchol_plan_solve_device", c_int32, *_solve_args)

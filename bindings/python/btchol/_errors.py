@@ -113,6 +113,13 @@ class InternalError(BTCholError, RuntimeError):
     status = _capi.STATUS_INTERNAL
 
 
+class UnsupportedError(BTCholError, NotImplementedError):
+    """The plan's backend does not provide the requested feature yet (BTCHOL_STATUS_UNSUPPORTED),
+    e.g. pivot boosting or batch masks on the CUDA backend."""
+
+    status = _capi.STATUS_UNSUPPORTED
+
+
 _BY_STATUS = {
     cls.status: cls
     for cls in (
@@ -127,6 +134,7 @@ _BY_STATUS = {
         CudaError,
         OutOfMemoryError,
         InternalError,
+        UnsupportedError,
     )
 }
 

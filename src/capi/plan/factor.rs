@@ -102,6 +102,26 @@ pub unsafe extern "C" fn btchol_plan_item_status(plan: *const btchol_plan, out_i
     })
 }
 
+/// Writes the number of pivots the last factorization of each item boosted (see
+/// `btchol_plan_options.pivot_boost`) to `out_counts[0 .. B)`: 0 for every item when boosting is
+/// off or before the first factor; for an item that failed, the pivots boosted before the failure.
+///
+/// # Safety
+/// `plan` is NULL or a live handle; `out_counts` is NULL or points to B writable `int64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn btchol_plan_boosted_pivots(plan: *const btchol_plan, out_counts: *mut i64) -> btchol_status {
+    guard("btchol_plan_boosted_pivots", || {
+        let mut a = access(plan)?;
+        let dims = a.plan().dims();
+        let out = slice_from_mut::<i64>(out_counts as *mut _, dims.batch, "out_counts")?;
+        let counts = with_plan!(a.plan(), |p: T| p.boosted_pivots());
+        for (o, &c) in out.iter_mut().zip(counts) {
+            *o = i64::from(c);
+        }
+        Ok(())
+    })
+}
+
 /// Writes log det Psi of each item, from the factor, to `out_logdet[0 .. B)` (always `double`,
 /// whatever the plan's dtype); NaN for items whose factorization failed.
 ///
