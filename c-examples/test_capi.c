@@ -503,6 +503,42 @@ static void test_regularize(double *d, double *e, const double *b) {
     btchol_plan_destroy(p);
 }
 
+/* Batch masks: only the selected items are uploaded, factored and solved. */
+static void test_masks(double *d, const double *e, const double *b) {
+    static double d2[DLEN];
+    double x[B * ROWS];
+    const uint8_t first[B] = {1, 0}, second[B] = {0, 1}, bad[B] = {2, 0};
+    int64_t failed_item = 77, info = 77;
+    btchol_plan *p = create_plan(BTCHOL_DTYPE_F64, BTCHOL_ALGORITHM_SEQUENTIAL, BTCHOL_LAYOUT_ROW_MAJOR);
+    EXPECT(btchol_plan_upload_masked(p, bad, d, e), BTCHOL_STATUS_INVALID_ARGUMENT, "mask[0] is 2");
+    EXPECT(btchol_plan_upload_masked(p, NULL, d, e), BTCHOL_STATUS_NULL_POINTER, "mask");
+    EXPECT(btchol_plan_factor_masked(p, first, &failed_item, &info), BTCHOL_STATUS_INVALID_STATE, "before upload");
+    /* Item 1 of the caller's array holds NaN: not read when only item 0 is uploaded. */
+    memcpy(d2, d, sizeof d2);
+    AT(d2, 1 * N + 1, 0, 0) = NAN;
+    EXPECT(btchol_plan_upload_masked(p, first, d2, e), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_plan_factor(p, NULL, NULL), BTCHOL_STATUS_INVALID_STATE, "item 1");
+    EXPECT(btchol_plan_factor_masked(p, first, &failed_item, &info), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(failed_item == -1 && info == 0);
+    memcpy(x, b, sizeof x);
+    x[ROWS] = NAN; /* item 1's right-hand side: not read */
+    EXPECT(btchol_plan_solve_masked(p, first, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(residual(d, e, 0, x, b) < 1e-13 && isnan(x[ROWS]));
+    EXPECT(btchol_plan_solve_masked(p, second, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_INVALID_STATE,
+           "item 1 is not factored");
+    /* Now item 1 alone, with a failing pivot: reported for item 1, item 0 keeps its factor. */
+    AT(d2, 1 * N + 1, 0, 0) = -100.0;
+    EXPECT(btchol_plan_upload_masked(p, second, d2, e), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_plan_factor_masked(p, second, &failed_item, &info), BTCHOL_STATUS_NOT_POSITIVE_DEFINITE,
+           "batch item 1");
+    CHECK(failed_item == 1 && info == n + 1);
+    memcpy(x, b, sizeof x);
+    EXPECT(btchol_plan_solve_masked(p, first, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(residual(d, e, 0, x, b) < 1e-13 && memcmp(x + ROWS, b + ROWS, ROWS * sizeof(double)) == 0);
+    good_cycle(p, d, e, b);
+    btchol_plan_destroy(p);
+}
+
 static void test_device_entry_points(btchol_plan *p, const double *d, const double *e, const double *b) {
     double x[B * ROWS];
     int stream_object = 0;
@@ -645,6 +681,7 @@ int main(void) {
     test_dtypes_and_layouts(d, e, b);
     test_threads(d, e, b);
     test_regularize(d, e, b);
+    test_masks(d, e, b);
 
     printf("test_capi: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

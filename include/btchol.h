@@ -474,6 +474,58 @@ btchol_status btchol_plan_boosted_pivots(const struct btchol_plan *plan, int64_t
 btchol_status btchol_plan_logdet(struct btchol_plan *plan, double *out_logdet);
 
 /**
+ * `btchol_plan_upload` for the items `mask` selects: `mask` points to B bytes, 1 = upload item b,
+ * 0 = keep what the plan holds for it (its factor, status and boosted-pivot count). Only the
+ * selected items of `diag` and `sub` are read (and checked for NaN/Inf); they become "uploaded,
+ * not factored". CPU plans only (CUDA: `BTCHOL_STATUS_UNSUPPORTED`).
+ *
+ * Errors: as `btchol_plan_upload`, and `BTCHOL_STATUS_INVALID_ARGUMENT` for a mask entry other
+ * than 0 or 1.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `diag` and `sub` as for
+ * `btchol_plan_upload`.
+ */
+btchol_status btchol_plan_upload_masked(struct btchol_plan *plan,
+                                        const uint8_t *mask,
+                                        const void *diag,
+                                        const void *sub);
+
+/**
+ * `btchol_plan_factor` for the items `mask` (B bytes, 1 or 0) selects; each must have been
+ * uploaded since its last factorization (else `BTCHOL_STATUS_INVALID_STATE` naming it, and
+ * nothing is factored). The other items keep their factor, status and boosted-pivot count. The
+ * outputs follow `btchol_plan_factor` and name the first selected item that is not positive
+ * definite. CPU plans only (CUDA: `BTCHOL_STATUS_UNSUPPORTED`).
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `failed_item` and `info`
+ * are NULL or writable.
+ */
+btchol_status btchol_plan_factor_masked(struct btchol_plan *plan,
+                                        const uint8_t *mask,
+                                        int64_t *failed_item,
+                                        int64_t *info);
+
+/**
+ * `btchol_plan_solve` for the items `mask` (B bytes, 1 or 0) selects: their right-hand sides are
+ * solved in place; those of the other items are neither read nor written. Each selected item must
+ * be factored (`BTCHOL_STATUS_INVALID_STATE` naming it otherwise). CPU plans only (CUDA:
+ * `BTCHOL_STATUS_UNSUPPORTED`).
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `rhs` as for
+ * `btchol_plan_solve`.
+ */
+btchol_status btchol_plan_solve_masked(struct btchol_plan *plan,
+                                       const uint8_t *mask,
+                                       void *rhs,
+                                       int64_t nrhs,
+                                       btchol_layout layout,
+                                       int64_t ld,
+                                       int64_t item_stride);
+
+/**
  * Solves Psi x = b in place for `nrhs` right-hand sides of every item, with the factor of the last
  * `btchol_plan_factor`.
  *

@@ -11,6 +11,8 @@ use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
 use crate::schedule::Schedule;
 
+mod masked;
+
 /// Where the work runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Backend {
@@ -185,6 +187,12 @@ pub struct Plan<T: Scalar> {
     boosted: Vec<u32>,
     /// GPU plans with a diagonal shift: the shifted copy of the caller's D (empty otherwise).
     shifted_diag: Vec<T>,
+    /// Per item: uploaded since its last factorization (the factor overwrites the matrix).
+    fresh: Vec<bool>,
+    /// 0..B: the item list of the unmasked operations.
+    all_items: Vec<usize>,
+    /// The items a mask selects (capacity B, so masked calls never allocate).
+    active: Vec<usize>,
 }
 
 impl<T: Scalar> Plan<T> {
@@ -249,6 +257,9 @@ impl<T: Scalar> Plan<T> {
             status: vec![ItemStatus::Pending; dims.batch],
             boosted: vec![0; dims.batch],
             shifted_diag: Vec::new(),
+            fresh: vec![false; dims.batch],
+            all_items: (0..dims.batch).collect(),
+            active: Vec::with_capacity(dims.batch),
         }
     }
 
@@ -317,27 +328,15 @@ impl<T: Scalar> Plan<T> {
     /// Copies a batch into the plan (checking for NaN/Inf first; nothing is copied on error).
     /// The matrix must have the plan's dims and layout.
     pub fn upload(&mut self, matrix: &BlockTridiagRef<T>) -> Result<()> {
-        if matrix.dims() != self.dims {
-            return Err(Error::InvalidArgument(format!(
-                "matrix dims {:?} differ from the plan's {:?}",
-                matrix.dims(),
-                self.dims
-            )));
-        }
-        if matrix.layout() != self.options.layout {
-            return Err(Error::InvalidArgument(format!(
-                "matrix layout {:?} differs from the plan's {:?}",
-                matrix.layout(),
-                self.options.layout
-            )));
-        }
+        self.check_matrix(matrix)?;
         // On any error the plan holds no matrix (a GPU upload may have overwritten part of it).
         self.state = State::Empty;
         self.status.fill(ItemStatus::Pending);
+        self.fresh.fill(false);
         match &mut self.engine {
             Engine::Cpu(e) => {
                 matrix.check_finite()?;
-                e.upload(matrix);
+                e.upload(matrix, &self.all_items);
             }
             Engine::Cuda(e) if self.options.diag_shift != 0.0 => {
                 // The shift on the host, then the plain upload: the engine needs no hook for it.
@@ -354,6 +353,26 @@ impl<T: Scalar> Plan<T> {
             Engine::Cuda(e) => e.upload_host(matrix.layout(), matrix.diag_data(), matrix.sub_data())?,
         }
         self.state = State::Uploaded;
+        self.fresh.fill(true);
+        Ok(())
+    }
+
+    /// The matrix has the plan's dims and layout.
+    fn check_matrix(&self, matrix: &BlockTridiagRef<T>) -> Result<()> {
+        if matrix.dims() != self.dims {
+            return Err(Error::InvalidArgument(format!(
+                "matrix dims {:?} differ from the plan's {:?}",
+                matrix.dims(),
+                self.dims
+            )));
+        }
+        if matrix.layout() != self.options.layout {
+            return Err(Error::InvalidArgument(format!(
+                "matrix layout {:?} differs from the plan's {:?}",
+                matrix.layout(),
+                self.options.layout
+            )));
+        }
         Ok(())
     }
 
@@ -368,11 +387,13 @@ impl<T: Scalar> Plan<T> {
         }
         self.state = State::Empty;
         self.status.fill(ItemStatus::Pending);
+        self.fresh.fill(false);
         match &mut self.engine {
             Engine::Cpu(_) => return Err(Self::no_cuda()),
             Engine::Cuda(e) => e.upload_device(self.options.layout, diag as u64, sub as u64)?,
         }
         self.state = State::Uploaded;
+        self.fresh.fill(true);
         Ok(())
     }
 
@@ -405,17 +426,22 @@ impl<T: Scalar> Plan<T> {
     /// the first failing item and [`Plan::item_status`] has the outcome of each. A second
     /// factor needs a new upload.
     pub fn factor(&mut self) -> Result<()> {
-        match self.state {
-            State::Empty => return Err(Error::InvalidState("factor called before upload".into())),
-            State::Factored => {
-                return Err(Error::InvalidState(
-                    "factor called twice: the factor overwrote the matrix; upload it again".into(),
-                ))
-            }
-            State::Uploaded => {}
+        if self.state == State::Empty {
+            return Err(Error::InvalidState("factor called before upload".into()));
+        }
+        if !self.fresh.iter().any(|&f| f) {
+            return Err(Error::InvalidState(
+                "factor called twice: the factor overwrote the matrix; upload it again".into(),
+            ));
+        }
+        if let Some(k) = self.fresh.iter().position(|&f| !f) {
+            return Err(Error::InvalidState(format!(
+                "item {k} was not uploaded since its last factorization (the factor overwrote it): \
+                 upload it again, or factor the other items with factor_masked"
+            )));
         }
         match &mut self.engine {
-            Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted),
+            Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted, &self.all_items),
             Engine::Cuda(e) => {
                 if let Err(err) = e.factor(&mut self.status) {
                     self.state = State::Empty;
@@ -424,16 +450,33 @@ impl<T: Scalar> Plan<T> {
             }
         }
         self.state = State::Factored;
+        self.fresh.fill(false);
         self.first_failure()
     }
 
     fn first_failure(&self) -> Result<()> {
-        for (item, st) in self.status.iter().enumerate() {
-            if let ItemStatus::NotPositiveDefinite { block, column } = *st {
+        self.first_failure_in(&self.all_items)
+    }
+
+    /// The first of `items` whose factorization failed, as the error.
+    fn first_failure_in(&self, items: &[usize]) -> Result<()> {
+        for &item in items {
+            if let ItemStatus::NotPositiveDefinite { block, column } = self.status[item] {
                 return Err(Error::NotPositiveDefinite { item, block, column });
             }
         }
         Ok(())
+    }
+
+    /// The first of `items` that is not factored (uploaded since the last factor), as the error.
+    fn check_factored(&self, items: &[usize]) -> Result<()> {
+        match items.iter().find(|&&b| self.status[b] == ItemStatus::Pending) {
+            Some(k) => Err(Error::InvalidState(format!(
+                "item {k} is not factored (it was uploaded after the last factorization): factor it, \
+                 or solve the other items with solve_masked"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Solves Ψ x = b in place for every right-hand side. Items whose factorization failed are
@@ -442,6 +485,7 @@ impl<T: Scalar> Plan<T> {
         if self.state != State::Factored {
             return Err(Error::InvalidState("solve called before factor".into()));
         }
+        self.check_factored(&self.all_items)?;
         rhs.shape().required_len(self.dims)?;
         rhs.check_finite(self.dims)?;
         self.solve_checked(rhs)?;
@@ -468,7 +512,7 @@ impl<T: Scalar> Plan<T> {
 
     fn solve_checked(&mut self, rhs: &mut RhsMut<T>) -> Result<()> {
         match &mut self.engine {
-            Engine::Cpu(e) => e.solve(&self.status, rhs),
+            Engine::Cpu(e) => e.solve(&self.status, rhs, &self.all_items),
             Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data)?,
         }
         Ok(())
@@ -487,6 +531,7 @@ impl<T: Scalar> Plan<T> {
                     return Err(err);
                 }
                 self.state = State::Factored;
+                self.fresh.fill(false);
                 return self.first_failure();
             }
         }

@@ -121,12 +121,12 @@ impl<T: Scalar> CpuEngine<T> {
 
     /// Copies the caller's blocks into the workspace: column-major, lower triangle of D (plus the
     /// diagonal shift), and each E_i in the orientation its slot stores (transposed where the
-    /// schedule says so).
-    pub fn upload(&mut self, m: &BlockTridiagRef<T>) {
+    /// schedule says so). Only the listed `items` are copied; the others keep their workspace.
+    pub fn upload(&mut self, m: &BlockTridiagRef<T>, items: &[usize]) {
         let d = self.dims;
         let (n, nb, bl) = (d.block_size, d.n_blocks, d.block_len());
         let shift = self.diag_shift;
-        for b in 0..d.batch {
+        for &b in items {
             for i in 0..nb {
                 let dst = &mut self.diag[(b * nb + i) * bl..][..bl];
                 for c in 0..n {
@@ -148,9 +148,11 @@ impl<T: Scalar> CpuEngine<T> {
         }
     }
 
-    /// Factors every item; fills `status` and `boosted` (the count of boosted pivots; one per
-    /// item). Failed items are left partially factored.
-    pub fn factor(&mut self, status: &mut [ItemStatus], boosted_out: &mut [u32]) {
+    /// Factors the listed `items` (distinct, ascending or not); fills their entries of `status`
+    /// and `boosted_out` (the count of boosted pivots). Failed items are left partially factored;
+    /// the other items, their workspace and their entries are not touched, and the work is
+    /// proportional to the number of listed items.
+    pub fn factor(&mut self, status: &mut [ItemStatus], boosted_out: &mut [u32], items: &[usize]) {
         let d = self.dims;
         let (n, nb, bl, spi) = (d.block_size, d.n_blocks, d.block_len(), self.slots_per_item);
         let diag = SyncPtr(self.diag.as_mut_ptr());
@@ -158,15 +160,17 @@ impl<T: Scalar> CpuEngine<T> {
         // Failure key per item: level · 2^40 + block · 2^20 + column, minimum wins (earliest pivot
         // in elimination order); u64::MAX = no failure.
         let fail = &self.fail;
-        fail.iter().for_each(|f| f.store(u64::MAX, Ordering::Relaxed));
         let boosted = &self.boosted;
-        boosted.iter().for_each(|c| c.store(0, Ordering::Relaxed));
+        for &b in items {
+            fail[b].store(u64::MAX, Ordering::Relaxed);
+            boosted[b].store(0, Ordering::Relaxed);
+        }
         let piv = self.pivots;
         let key = |level: usize, block: usize, col: usize| ((level as u64) << 42) | ((block as u64) << 16) | col as u64;
         let work = n * n * n;
         match &self.schedule {
-            None => self.par_for(d.batch, work * nb, |b| {
-                let (diag, slots) = (diag, slots);
+            None => self.par_for(items.len(), work * nb, |k| {
+                let (diag, slots, b) = (diag, slots, items[k]);
                 let mut count = 0;
                 let r = unsafe {
                     sequential::factor_item::<T>(
@@ -186,9 +190,9 @@ impl<T: Scalar> CpuEngine<T> {
             Some(s) => {
                 for (l, level) in s.levels().iter().enumerate() {
                     let ne = level.eliminations.len();
-                    self.par_for(d.batch * ne, work * 5, |t| {
+                    self.par_for(items.len() * ne, work * 5, |t| {
                         let (diag, slots) = (diag, slots);
-                        let (b, e) = (t / ne, &level.eliminations[t % ne]);
+                        let (b, e) = (items[t / ne], &level.eliminations[t % ne]);
                         // Skip items that failed at an earlier level only: every failing pivot of
                         // this level must be recorded so the minimum (earliest) one is reported.
                         if fail[b].load(Ordering::Relaxed) < key(l, 0, 0) {
@@ -214,9 +218,9 @@ impl<T: Scalar> CpuEngine<T> {
                         }
                     });
                     let nu = level.updates.len();
-                    self.par_for(d.batch * nu, work * 2, |t| {
+                    self.par_for(items.len() * nu, work * 2, |t| {
                         let (diag, slots) = (diag, slots);
-                        let (b, u) = (t / nu, &level.updates[t % nu]);
+                        let (b, u) = (items[t / nu], &level.updates[t % nu]);
                         if fail[b].load(Ordering::Relaxed) != u64::MAX {
                             return;
                         }
@@ -225,12 +229,10 @@ impl<T: Scalar> CpuEngine<T> {
                 }
             }
         }
-        for (out, c) in boosted_out.iter_mut().zip(boosted) {
-            *out = c.load(Ordering::Relaxed);
-        }
-        for (st, f) in status.iter_mut().zip(fail) {
-            let k = f.load(Ordering::Relaxed);
-            *st = if k == u64::MAX {
+        for &b in items {
+            boosted_out[b] = boosted[b].load(Ordering::Relaxed);
+            let k = fail[b].load(Ordering::Relaxed);
+            status[b] = if k == u64::MAX {
                 ItemStatus::Factored
             } else {
                 ItemStatus::NotPositiveDefinite {
@@ -241,8 +243,9 @@ impl<T: Scalar> CpuEngine<T> {
         }
     }
 
-    /// Solves in place for every item whose status is `Factored`; other items are left untouched.
-    pub fn solve(&self, status: &[ItemStatus], rhs: &mut RhsMut<T>) {
+    /// Solves in place for the listed `items` whose status is `Factored`; other items are left
+    /// untouched (not even read), and the work is proportional to the number of listed items.
+    pub fn solve(&self, status: &[ItemStatus], rhs: &mut RhsMut<T>, items: &[usize]) {
         let d = self.dims;
         let (n, nb, bl, spi) = (d.block_size, d.n_blocks, d.block_len(), self.slots_per_item);
         let shape = rhs.shape;
@@ -261,8 +264,8 @@ impl<T: Scalar> CpuEngine<T> {
         let ok = |b: usize| status[b] == ItemStatus::Factored;
         let work = n * n * m;
         match &self.schedule {
-            None => self.par_for(d.batch, work * nb * 4, |b| {
-                let (diag, slots) = (diag, slots);
+            None => self.par_for(items.len(), work * nb * 4, |k| {
+                let (diag, slots, b) = (diag, slots, items[k]);
                 if ok(b) {
                     unsafe {
                         sequential::solve_item::<T>(
@@ -279,17 +282,17 @@ impl<T: Scalar> CpuEngine<T> {
             Some(s) => {
                 for level in s.levels() {
                     let ne = level.eliminations.len();
-                    self.par_for(d.batch * ne, work, |t| {
+                    self.par_for(items.len() * ne, work, |t| {
                         let diag = diag;
-                        let (b, e) = (t / ne, &level.eliminations[t % ne]);
+                        let (b, e) = (items[t / ne], &level.eliminations[t % ne]);
                         if ok(b) {
                             unsafe { nested::forward_eliminate::<T>(n, m, e, diag.0.add(b * nb * bl), y_of(b)) }
                         }
                     });
                     let nu = level.updates.len();
-                    self.par_for(d.batch * nu, work * 4, |t| {
+                    self.par_for(items.len() * nu, work * 4, |t| {
                         let slots = slots;
-                        let (b, u) = (t / nu, &level.updates[t % nu]);
+                        let (b, u) = (items[t / nu], &level.updates[t % nu]);
                         if ok(b) {
                             unsafe { nested::forward_update::<T>(n, m, u, slots.0.add(b * spi * bl), y_of(b)) }
                         }
@@ -297,9 +300,9 @@ impl<T: Scalar> CpuEngine<T> {
                 }
                 for level in s.levels().iter().rev() {
                     let ne = level.eliminations.len();
-                    self.par_for(d.batch * ne, work * 5, |t| {
+                    self.par_for(items.len() * ne, work * 5, |t| {
                         let (diag, slots) = (diag, slots);
-                        let (b, e) = (t / ne, &level.eliminations[t % ne]);
+                        let (b, e) = (items[t / ne], &level.eliminations[t % ne]);
                         if ok(b) {
                             unsafe {
                                 nested::backward_eliminate::<T>(

@@ -85,8 +85,8 @@ pub struct RhsRef<'a, T> {
     pub(crate) data: &'a [T],
 }
 
-fn check_finite<T: Scalar>(shape: &RhsShape, dims: Dims, data: &[T]) -> Result<()> {
-    for b in 0..dims.batch {
+fn check_finite<T: Scalar>(shape: &RhsShape, dims: Dims, data: &[T], items: impl Iterator<Item = usize>) -> Result<()> {
+    for b in items {
         for c in 0..shape.nrhs {
             for r in 0..dims.rows() {
                 if !data[shape.offset(b, r, c)].is_finite() {
@@ -127,7 +127,11 @@ impl<'a, T: Scalar> RhsMut<'a, T> {
         RhsRef { shape: self.shape, data: self.data }
     }
     pub(crate) fn check_finite(&self, dims: Dims) -> Result<()> {
-        check_finite(&self.shape, dims, self.data)
+        check_finite(&self.shape, dims, self.data, 0..dims.batch)
+    }
+    /// [`Self::check_finite`] for the listed items only.
+    pub(crate) fn check_finite_items(&self, dims: Dims, items: &[usize]) -> Result<()> {
+        check_finite(&self.shape, dims, self.data, items.iter().copied())
     }
 }
 

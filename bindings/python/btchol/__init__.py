@@ -421,13 +421,29 @@ class Plan:
 
     # ---- host data path -------------------------------------------------------------------
 
-    def upload(self, D, E=None) -> None:
+    def _mask(self, mask):
+        """A batch mask as B contiguous uint8 of 0/1 (or None)."""
+        if mask is None:
+            return None
+        m = np.asarray(mask)
+        if m.shape != (self.batch,) or m.dtype != np.bool_:
+            raise ValueError(f"mask must be a bool array of shape ({self.batch},), got {m.dtype} {m.shape}")
+        return np.ascontiguousarray(m, dtype=np.uint8)
+
+    def upload(self, D, E=None, mask=None) -> None:
         """Copies the batch's blocks into the plan (NaN/Inf are rejected with NonFiniteInputError
-        and nothing is copied). ``E`` may be None when N == 1."""
+        and nothing is copied). ``E`` may be None when N == 1. With ``mask`` (bool, shape (B,)),
+        only the selected items are read and copied; the plan keeps the others' factors (CPU
+        plans; CUDA raises UnsupportedError)."""
         h = self._h()
         D, E = self._host_blocks(D, E)
         self._keep = ()
-        _check(_capi.plan_upload(h, D.ctypes.data, None if E is None else E.ctypes.data), "btchol_plan_upload")
+        m = self._mask(mask)
+        e = None if E is None else E.ctypes.data
+        if m is None:
+            _check(_capi.plan_upload(h, D.ctypes.data, e), "btchol_plan_upload")
+        else:
+            _check(_capi.plan_upload_masked(h, m.ctypes.data, D.ctypes.data, e), "btchol_plan_upload_masked")
 
     def _npd(self, function, failed_item=None, info=None):
         """NotPositiveDefiniteError for the failing call (message read first)."""
@@ -444,13 +460,20 @@ class Plan:
             raise self._npd(function, failed.value, info.value)
         _check(status, function)
 
-    def factor(self) -> None:
+    def factor(self, mask=None) -> None:
         """Factors every item (Psi = L L^T). Raises NotPositiveDefiniteError (with ``item``,
         ``block``, ``column``, ``info``) naming the first failing item; the other items are still
-        factored and can be solved (``item_status()`` tells which)."""
+        factored and can be solved (``item_status()`` tells which). With ``mask`` (bool, shape
+        (B,)), only the selected items, each uploaded since its last factorization, are factored;
+        the others keep their factor (CPU plans)."""
         failed, info = ctypes.c_int64(-1), ctypes.c_int64(0)
-        status = _capi.plan_factor(self._h(), ctypes.byref(failed), ctypes.byref(info))
-        self._factor_status(status, "btchol_plan_factor", failed, info)
+        m = self._mask(mask)
+        if m is None:
+            status = _capi.plan_factor(self._h(), ctypes.byref(failed), ctypes.byref(info))
+            self._factor_status(status, "btchol_plan_factor", failed, info)
+        else:
+            status = _capi.plan_factor_masked(self._h(), m.ctypes.data, ctypes.byref(failed), ctypes.byref(info))
+            self._factor_status(status, "btchol_plan_factor_masked", failed, info)
 
     def item_status(self) -> np.ndarray:
         """int64 array (B,): 0 factored, k > 0 LAPACK INFO (pivot of row k-1 failed),
@@ -472,17 +495,28 @@ class Plan:
         _check(_capi.plan_logdet(self._h(), out.ctypes.data), "btchol_plan_logdet")
         return out
 
-    def solve(self, b: np.ndarray) -> np.ndarray:
+    def solve(self, b: np.ndarray, mask=None) -> np.ndarray:
         """Solves Psi x = b in place and returns ``b`` (now x). ``b``: shape (B, N*n) or
         (B, N*n, m) for layout 'C', (N*n, B) or (N*n, m, B) for 'F'; the plan's dtype; writable;
         never copied. Items whose factorization failed are left unchanged and
-        NotPositiveDefiniteError is raised after the others are solved."""
+        NotPositiveDefiniteError is raised after the others are solved. With ``mask`` (bool,
+        shape (B,)), only the selected items are solved; the others are neither read nor
+        written (CPU plans)."""
         h = self._h()
         m, layout, ld, stride = self._host_rhs(b)
-        status = _capi.plan_solve(h, b.ctypes.data, m, layout, ld, stride)
+        mk = self._mask(mask)
+        if mk is None:
+            status, function = _capi.plan_solve(h, b.ctypes.data, m, layout, ld, stride), "btchol_plan_solve"
+        else:
+            status = _capi.plan_solve_masked(h, mk.ctypes.data, b.ctypes.data, m, layout, ld, stride)
+            function = "btchol_plan_solve_masked"
         if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
-            raise self._npd("btchol_plan_solve")
-        _check(status, "btchol_plan_solve")
+            if mk is None:
+                raise self._npd(function)
+            st = self.item_status()
+            k = int(np.flatnonzero((st > 0) & (mk == 1))[0])
+            raise self._npd(function, k, int(st[k]))
+        _check(status, function)
         return b
 
     def factor_solve(self, D, E, b: np.ndarray) -> np.ndarray:

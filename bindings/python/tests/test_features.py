@@ -53,3 +53,31 @@ def test_regularisation_options_rejected_clearly():
     with pytest.raises(btchol.UnsupportedError, match="CUDA backend"):
         btchol.Plan(1, 2, 2, backend="cuda", pivot_boost=1.0)
     assert btchol.UnsupportedError.status == 12
+
+
+@pytest.mark.parametrize("algorithm", ["seq", "nd"])
+def test_masks_work_on_selected_items_only(algorithm):
+    B, N, n = 5, 6, 3
+    D1, E1, b = make_problem(B, N, n, 2, seed=7)
+    D2, E2, _ = make_problem(B, N, n, 2, seed=8)
+    mask = np.array([True, False, True, False, False])
+    with btchol.Plan(B, N, n, backend="cpu", algorithm=algorithm, threads=2) as p:
+        p.upload(D1, E1)
+        p.factor()
+        D2n = D2.copy()
+        D2n[~mask] = np.nan  # not read by the masked upload
+        p.upload(D2n, E2, mask=mask)
+        np.testing.assert_array_equal(p.item_status(), [-1, 0, -1, 0, 0])
+        p.factor(mask=mask)
+        x = b.copy()
+        x[~mask] = np.nan  # not read by the masked solve
+        p.solve(x, mask=mask)
+        assert np.isnan(x[~mask]).all()
+        x = p.solve(b.copy())  # every item, each with the factor it holds
+        for k in range(B):
+            D, E = (D2, E2) if mask[k] else (D1, E1)
+            np.testing.assert_allclose(dense(D[k], E[k]) @ x[k], b[k], atol=1e-10)
+        with pytest.raises(btchol.InvalidStateError, match="item 0"):
+            p.factor(mask=mask)  # not uploaded again
+        with pytest.raises(ValueError, match="mask"):
+            p.factor(mask=[1, 0, 1, 0, 0])  # not bool

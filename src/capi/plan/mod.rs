@@ -1,16 +1,20 @@
 //! The plan handle: an opaque pointer to a [`Plan`] of the element type chosen at creation.
 //!
 //! One file per operation family: creation and queries here, then `copy` (upload), `factor`,
-//! `solve` and `stream` (the CUDA-stream entry points).
+//! `masked` (upload, factor and solve of the items a batch mask selects), `solve` and `stream`
+//! (the CUDA-stream entry points).
 
-// The header follows this (alphabetical) order: copy (upload), factor, solve, stream.
+// The header follows this (alphabetical) order: copy (upload), factor, masked (batch masks),
+// solve, stream.
 mod copy;
 mod factor;
+mod masked;
 mod solve;
 mod stream;
 
 pub use copy::*;
 pub use factor::*;
+pub use masked::*;
 pub use solve::*;
 pub use stream::*;
 
