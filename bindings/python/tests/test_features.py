@@ -81,3 +81,14 @@ def test_masks_work_on_selected_items_only(algorithm):
             p.factor(mask=mask)  # not uploaded again
         with pytest.raises(ValueError, match="mask"):
             p.factor(mask=[1, 0, 1, 0, 0])  # not bool
+
+
+@pytest.mark.parametrize("algorithm", ["seq", "nd"])
+def test_deterministic_runs_give_identical_bits(algorithm):
+    B, N, n = 3, 40, 4
+    D, E, b = make_problem(B, N, n, 2, seed=11)
+    runs = []
+    for _ in range(20):
+        with btchol.Plan(B, N, n, backend="cpu", algorithm=algorithm, threads=2, deterministic=True) as p:
+            runs.append(p.factor_solve(D, E, b.copy()).tobytes())
+    assert all(r == runs[0] for r in runs)
