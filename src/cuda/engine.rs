@@ -11,8 +11,8 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE};
-use super::runtime::{cuda_err, Device, DeviceBuffer, Stream};
+use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SMALL_THREADS};
+use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
 use crate::plan::ItemStatus;
@@ -88,18 +88,100 @@ fn schedule_records(s: &Schedule) -> (Vec<i32>, Vec<LevelRecords>) {
     (recs, levels)
 }
 
+/// Level-CTA record width (kernels/small.cu `LREC`).
+const LREC: usize = 18;
+
+/// The small-block kernels' records (kernels/small.cu): per level, one CTA per Schur update, which
+/// eliminates the update's one or two source blocks itself, plus one CTA per elimination that no
+/// update touches (a level's only block). Every elimination is owned, i.e. written, by exactly one
+/// CTA: the one of its last survivor (or its own). Returns the records and, per level, the
+/// (first record, record count).
+fn level_cta_records(s: &Schedule) -> (Vec<i32>, Vec<(usize, usize)>) {
+    let mut recs = Vec::new();
+    let mut levels = Vec::new();
+    for level in s.levels() {
+        let first = recs.len() / LREC;
+        let elim = |block: usize| {
+            let k = level.eliminations.binary_search_by_key(&block, |e| e.block).expect("update source is eliminated");
+            &level.eliminations[k]
+        };
+        let push_elim = |recs: &mut Vec<i32>, e: &crate::schedule::Elimination, owned: bool, upd: i32| {
+            let slot = |k: usize| e.couplings.get(k).map_or(-1, |c| c.slot as i32);
+            let (fill_slot, fill_rows) = e.fill.map_or((-1, 0), |f| (f.slot as i32, f.rows as i32));
+            recs.extend_from_slice(&[
+                e.block as i32,
+                e.couplings.len() as i32,
+                slot(0),
+                slot(1),
+                fill_slot,
+                fill_rows,
+                owned as i32,
+                upd,
+            ]);
+        };
+        for u in &level.updates {
+            recs.extend_from_slice(&[u.block as i32, u.sources.len() as i32]);
+            for &(slot, block) in &u.sources {
+                let e = elim(block);
+                let owned = e.couplings.last().map(|c| c.survivor) == Some(u.block);
+                let upd = e.couplings.iter().position(|c| c.slot == slot).expect("update slot is a coupling");
+                push_elim(&mut recs, e, owned, upd as i32);
+            }
+            recs.resize(recs.len().next_multiple_of(LREC), -1);
+        }
+        for e in level.eliminations.iter().filter(|e| e.couplings.is_empty()) {
+            recs.extend_from_slice(&[-1, 1]);
+            push_elim(&mut recs, e, true, -1);
+            recs.resize(recs.len().next_multiple_of(LREC), -1);
+        }
+        levels.push((first, recs.len() / LREC - first));
+    }
+    (recs, levels)
+}
+
 /// Kernel arguments: pointers to each value, as cuLaunchKernel wants them.
 macro_rules! args {
     ($($a:expr),* $(,)?) => { [$(&$a as *const _ as *mut c_void),*] };
+}
+
+/// The small-block path (n padded to ≤ 32): one launch per level. Its results go to buffers of
+/// their own (factors, solved couplings, forward solution) so that a level never overwrites what
+/// another CTA of the same level still reads (see kernels/small.cu).
+struct SmallPath<T> {
+    factor_level: CudaFunction,
+    forward_level: CudaFunction,
+    backward_level: CudaFunction,
+    recs: DeviceBuffer<i32>,
+    levels: Vec<(usize, usize)>,
+    fact: DeviceBuffer<T>,
+    xslots: DeviceBuffer<T>,
+    z: DeviceBuffer<T>,
+}
+
+/// A launch sequence the engine captures once as a CUDA graph and replays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Sequence {
+    /// Reset the failure keys, factor every level.
+    Factor,
+    /// Forward and backward substitution of `m` packed right-hand sides.
+    Solve(usize),
+    /// Factor with the forward substitution interlaced, then the backward substitution.
+    FactorSolve(usize),
 }
 
 /// Plan-owned GPU state for one (B, N, n, dtype).
 pub struct CudaEngine<T> {
     dev: Device,
     stream: Stream,
+    /// A stream of the engine's own that graphs are captured on (never the caller's stream, which
+    /// may be the legacy default stream, where capture is not allowed).
+    capture_stream: Stream,
+    /// Captured launch sequences (`None`: graphs disabled by `BTCHOL_CUDA_GRAPHS=0`).
+    graphs: Option<std::collections::HashMap<Sequence, Graph>>,
     spec: KernelSpec,
     _module: Arc<CudaModule>,
     k: Kernels,
+    small: Option<SmallPath<T>>,
     dims: Dims,
     levels: Vec<LevelRecords>,
     n_slots: usize,
@@ -162,6 +244,35 @@ impl<T: Scalar> CudaEngine<T> {
             return Err(Error::InvalidDimension("batch × N too large for one CUDA grid".into()));
         }
         let stream = Stream::new_owned(&dev)?;
+        let b = dims.batch;
+        let bs_elems = spec.ld * spec.ld;
+        let small = if spec.small() {
+            let (cta_recs, cta_levels) = level_cta_records(&schedule);
+            let recs = DeviceBuffer::<i32>::zeroed(&dev, cta_recs.len(), "schedule records")?;
+            unsafe { result::memcpy_htod_sync(recs.ptr, &cta_recs) }
+                .map_err(|e| cuda_err("uploading the schedule", e))?;
+            let factor_level = f("btchol_factor_level_small")?;
+            unsafe {
+                result::function::set_function_attribute(
+                    factor_level.cu_function(),
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    spec.small_factor_smem_bytes() as i32,
+                )
+            }
+            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            Some(SmallPath {
+                factor_level,
+                forward_level: f("btchol_forward_level_small")?,
+                backward_level: f("btchol_backward_level_small")?,
+                recs,
+                levels: cta_levels,
+                fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs_elems, "GPU factor blocks")?,
+                xslots: DeviceBuffer::zeroed(&dev, b * schedule.n_slots() * bs_elems, "GPU factor couplings")?,
+                z: DeviceBuffer::zeroed(&dev, b * dims.rows() * max_nrhs, "GPU solutions")?,
+            })
+        } else {
+            None
+        };
         let recs = DeviceBuffer::<i32>::zeroed(&dev, recs_host.len(), "schedule records")?;
         let flags: Vec<u8> = (0..dims.n_blocks - 1).map(|i| schedule.sub_block_transposed(i) as u8).collect();
         let sub_transposed = DeviceBuffer::<u8>::zeroed(&dev, flags.len(), "schedule orientation")?;
@@ -172,9 +283,10 @@ impl<T: Scalar> CudaEngine<T> {
                     .map_err(|e| cuda_err("uploading the schedule", e))?;
             }
         }
-        let b = dims.batch;
         let rows = dims.rows();
+        let capture_stream = Stream::new_owned(&dev)?;
         Ok(CudaEngine {
+            capture_stream,
             diag: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU diagonal blocks")?,
             slots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU coupling blocks")?,
             fail: DeviceBuffer::zeroed(&dev, b, "GPU failure flags")?,
@@ -186,10 +298,12 @@ impl<T: Scalar> CudaEngine<T> {
             recs,
             sub_transposed,
             dev,
+            graphs: (std::env::var("BTCHOL_CUDA_GRAPHS").as_deref() != Ok("0")).then(Default::default),
             stream,
             spec,
             _module: module,
             k,
+            small,
             dims,
             levels,
             n_slots,
@@ -204,7 +318,8 @@ impl<T: Scalar> CudaEngine<T> {
         self.spec
     }
     pub fn workspace_bytes(&self) -> usize {
-        self.diag.bytes() + self.slots.bytes() + self.staging.bytes() + self.rhs.bytes() + self.recs.bytes()
+        let small = self.small.as_ref().map_or(0, |s| s.fact.bytes() + s.xslots.bytes() + s.z.bytes() + s.recs.bytes());
+        self.diag.bytes() + self.slots.bytes() + self.staging.bytes() + self.rhs.bytes() + self.recs.bytes() + small
     }
 
     /// Makes the plan work on a caller-owned stream (null: the legacy default stream).
@@ -223,13 +338,24 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     unsafe fn launch(&self, f: &CudaFunction, grid: usize, smem: usize, args: &mut [*mut c_void]) -> Result<()> {
+        self.launch_with(f, grid, self.spec.threads, smem, args)
+    }
+
+    unsafe fn launch_with(
+        &self,
+        f: &CudaFunction,
+        grid: usize,
+        threads: usize,
+        smem: usize,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
         if grid == 0 {
             return Ok(());
         }
         result::launch_kernel(
             f.cu_function(),
             (grid as u32, 1, 1),
-            (self.spec.threads as u32, 1, 1),
+            (threads as u32, 1, 1),
             smem as u32,
             self.stream.raw,
             args,
@@ -311,6 +437,14 @@ impl<T: Scalar> CudaEngine<T> {
         let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
         let (diag, slots, fail, lr) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.levels[l]);
         let level = l as i32;
+        if let Some(sp) = &self.small {
+            let (first, count) = sp.levels[l];
+            let (recs, nw) = (sp.recs.ptr + (first * LREC * 4) as u64, count as i32);
+            let (fact, xslots) = (sp.fact.ptr, sp.xslots.ptr);
+            let mut a = args![diag, slots, fact, xslots, recs, nw, n, item_d, item_s, fail, level];
+            let smem = self.spec.small_factor_smem_bytes();
+            return unsafe { self.launch_with(&sp.factor_level, d.batch * count, SMALL_THREADS, smem, &mut a) };
+        }
         let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
         let nw = lr.n_elim as i32;
         let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level];
@@ -340,10 +474,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// Factors every item, level by level; one read-back of the per-item failure keys at the end.
     pub fn factor(&mut self, status: &mut [ItemStatus]) -> Result<()> {
         self.dev.bind()?;
-        self.fill_keys(&self.fail)?;
-        for l in 0..self.levels.len() {
-            self.enqueue_factor_level(l)?;
-        }
+        self.run(Sequence::Factor)?;
         self.read_status(status)
     }
 
@@ -355,19 +486,26 @@ impl<T: Scalar> CudaEngine<T> {
         debug_assert!(shape.nrhs <= self.max_nrhs);
         self.dev.bind()?;
         self.pack_host(shape, data, 0, shape.nrhs);
-        unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }
+        let used = self.dims.batch * self.dims.rows() * shape.nrhs;
+        unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs[..used], self.stream.raw) }
             .map_err(|e| cuda_err("copying b", e))?;
-        self.fill_keys(&self.fail)?;
-        for l in 0..self.levels.len() {
-            self.enqueue_factor_level(l)?;
-            self.enqueue_forward_level(l, shape.nrhs)?;
-        }
-        self.enqueue_backward(shape.nrhs)?;
-        unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }
+        self.run(Sequence::FactorSolve(shape.nrhs))?;
+        let x = self.solution_ptr();
+        unsafe { result::memcpy_dtoh_async(&mut self.host_rhs[..used], x, self.stream.raw) }
             .map_err(|e| cuda_err("copying x", e))?;
         self.read_status(status)?;
         self.unpack_host(status, shape, data, 0, shape.nrhs);
         Ok(())
+    }
+
+    /// Where a solve leaves its solution: the small path solves from `rhs` into `z`.
+    fn solution_ptr(&self) -> u64 {
+        self.small.as_ref().map_or(self.rhs.ptr, |s| s.z.ptr)
+    }
+
+    /// The factor's diagonal blocks (the small path keeps them apart from the input).
+    fn factor_diag_ptr(&self) -> u64 {
+        self.small.as_ref().map_or(self.diag.ptr, |s| s.fact.ptr)
     }
 
     pub fn max_nrhs(&self) -> usize {
@@ -379,9 +517,15 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) =
-            (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
+        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
         let (diag, slots, y, fail, lr) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr, self.levels[l]);
+        if let Some(sp) = &self.small {
+            let (first, count) = sp.levels[l];
+            let (recs, nw) = (sp.recs.ptr + (first * LREC * 4) as u64, count as i32);
+            let (fact, xslots, z) = (sp.fact.ptr, sp.xslots.ptr, sp.z.ptr);
+            let mut a = args![fact, xslots, y, z, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
+            return unsafe { self.launch_with(&sp.forward_level, d.batch * count, SMALL_THREADS, 0, &mut a) };
+        }
         let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
         let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
         let mut a = args![diag, y, recs, nw, n, mm, rows, item_d, item_r, fail];
@@ -396,29 +540,73 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) =
-            (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * self.max_nrhs) as i64);
+        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
         for lr in self.levels.iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
+            if let Some(sp) = &self.small {
+                let (fact, xslots, z) = (sp.fact.ptr, sp.xslots.ptr, sp.z.ptr);
+                let mut a = args![fact, xslots, z, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
+                unsafe { self.launch_with(&sp.backward_level, d.batch * lr.n_elim, SMALL_THREADS, 0, &mut a)? };
+                continue;
+            }
             let mut a = args![diag, slots, y, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
             unsafe { self.launch(&self.k.backward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
         }
         Ok(())
     }
 
-    /// Forward and backward substitution on the packed right-hand sides (`m` columns).
-    fn solve_packed(&self, m: usize) -> Result<()> {
-        for l in 0..self.levels.len() {
-            self.enqueue_forward_level(l, m)?;
+    /// Queues a launch sequence on the current stream, kernel by kernel.
+    fn enqueue(&self, seq: Sequence) -> Result<()> {
+        match seq {
+            Sequence::Factor => {
+                self.fill_keys(&self.fail)?;
+                for l in 0..self.levels.len() {
+                    self.enqueue_factor_level(l)?;
+                }
+                Ok(())
+            }
+            Sequence::Solve(m) => {
+                for l in 0..self.levels.len() {
+                    self.enqueue_forward_level(l, m)?;
+                }
+                self.enqueue_backward(m)
+            }
+            Sequence::FactorSolve(m) => {
+                self.fill_keys(&self.fail)?;
+                for l in 0..self.levels.len() {
+                    self.enqueue_factor_level(l)?;
+                    self.enqueue_forward_level(l, m)?;
+                }
+                self.enqueue_backward(m)
+            }
         }
-        self.enqueue_backward(m)
+    }
+
+    /// Runs a launch sequence on the plan's stream: replays its graph, capturing it on first use
+    /// (pointers are plan-owned and never change, so a graph stays valid for the plan's life and
+    /// across `set_stream`).
+    fn run(&mut self, seq: Sequence) -> Result<()> {
+        let Some(graphs) = self.graphs.as_ref() else { return self.enqueue(seq) };
+        if !graphs.contains_key(&seq) {
+            // Capture on the private stream: enqueue() launches on self.stream, so swap them.
+            std::mem::swap(&mut self.stream, &mut self.capture_stream);
+            let graph = Graph::capture(&self.dev, &self.stream, || self.enqueue(seq));
+            std::mem::swap(&mut self.stream, &mut self.capture_stream);
+            self.graphs.as_mut().expect("graphs enabled").insert(seq, graph?);
+        }
+        self.graphs.as_ref().expect("graphs enabled")[&seq].launch(&self.stream)
+    }
+
+    /// Forward and backward substitution on the packed right-hand sides (`m` columns).
+    fn solve_packed(&mut self, m: usize) -> Result<()> {
+        self.run(Sequence::Solve(m))
     }
 
     /// Packs columns c0..c0+m of host right-hand sides into the staging buffer.
     fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
-        let per_item = rows * self.max_nrhs;
+        let per_item = rows * m;
         for b in 0..self.dims.batch {
             for c in 0..m {
                 for r in 0..rows {
@@ -431,7 +619,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// Unpacks the staging buffer into host right-hand sides, for factored items only.
     fn unpack_host(&self, status: &[ItemStatus], shape: RhsShape, data: &mut [T], c0: usize, m: usize) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
-        let per_item = rows * self.max_nrhs;
+        let per_item = rows * m;
         for b in (0..self.dims.batch).filter(|&b| status[b] == ItemStatus::Factored) {
             for c in 0..m {
                 for r in 0..rows {
@@ -457,10 +645,12 @@ impl<T: Scalar> CudaEngine<T> {
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
             self.pack_host(shape, data, c0, m);
-            unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs, self.stream.raw) }
+            let used = self.dims.batch * self.dims.rows() * m;
+            unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs[..used], self.stream.raw) }
                 .map_err(|e| cuda_err("copying b", e))?;
             self.solve_packed(m)?;
-            unsafe { result::memcpy_dtoh_async(&mut self.host_rhs, self.rhs.ptr, self.stream.raw) }
+            let x = self.solution_ptr();
+            unsafe { result::memcpy_dtoh_async(&mut self.host_rhs[..used], x, self.stream.raw) }
                 .map_err(|e| cuda_err("copying x", e))?;
             self.stream.synchronize()?;
             self.unpack_host(status, shape, data, c0, m);
@@ -478,7 +668,6 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let (rs, cs) = Self::strides(&shape);
         let rows = d.rows() as i32;
-        let item_r = (d.rows() * self.max_nrhs) as i64;
         let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
         let mut c0 = 0;
         while c0 < shape.nrhs {
@@ -486,6 +675,7 @@ impl<T: Scalar> CudaEngine<T> {
             let caller = ptr + (c0 * cs * std::mem::size_of::<T>()) as u64;
             let ctas = (d.rows() * m).div_ceil(self.spec.threads * 4).clamp(1, 1024);
             let (mm, rs_, cs_, is_) = (m as i32, rs as i64, cs as i64, shape.item_stride as i64);
+            let item_r = (d.rows() * m) as i64;
             let cpi = ctas as i32;
             self.fill_keys(&self.nonfinite)?;
             let (pack, unpack) = (1i32, 0i32);
@@ -504,7 +694,8 @@ impl<T: Scalar> CudaEngine<T> {
                 });
             }
             self.solve_packed(m)?;
-            let mut a = args![caller, y, rows, mm, rs_, cs_, is_, item_r, unpack, fail, keys, cpi];
+            let x = self.solution_ptr();
+            let mut a = args![caller, x, rows, mm, rs_, cs_, is_, item_r, unpack, fail, keys, cpi];
             self.launch(&self.k.pack_rhs, d.batch * ctas, 0, &mut a)?;
             c0 += m;
         }
@@ -516,8 +707,14 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let buf = DeviceBuffer::<f64>::zeroed(&self.dev, d.batch, "logdet output")?;
         let bs = (self.spec.ld * self.spec.ld) as i64;
-        let (diag, n, nb, item_d, fail, o) =
-            (self.diag.ptr, d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.fail.ptr, buf.ptr);
+        let (diag, n, nb, item_d, fail, o) = (
+            self.factor_diag_ptr(),
+            d.block_size as i32,
+            d.n_blocks as i32,
+            d.n_blocks as i64 * bs,
+            self.fail.ptr,
+            buf.ptr,
+        );
         let mut a = args![diag, n, nb, item_d, fail, o];
         unsafe {
             self.launch(&self.k.logdet, d.batch, 0, &mut a)?;
@@ -525,5 +722,44 @@ impl<T: Scalar> CudaEngine<T> {
                 .map_err(|e| cuda_err("reading logdet", e))?;
         }
         self.stream.synchronize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every elimination of every level is written by exactly one CTA of the small-block path,
+    /// and every Schur update is done by exactly one CTA, with its sources' coupling slots.
+    #[test]
+    fn level_ctas_own_each_elimination_once_and_cover_each_update() {
+        for nb in (1..=70).chain([127, 128, 129, 1000, 1024, 4097]) {
+            let s = Schedule::new(nb);
+            let (recs, levels) = level_cta_records(&s);
+            assert_eq!(recs.len() % LREC, 0);
+            for (l, level) in s.levels().iter().enumerate() {
+                let (first, count) = levels[l];
+                let ctas: Vec<&[i32]> = (first..first + count).map(|k| &recs[k * LREC..(k + 1) * LREC]).collect();
+                for e in &level.eliminations {
+                    let owners = ctas
+                        .iter()
+                        .flat_map(|r| (0..r[1] as usize).map(move |g| &r[2 + 8 * g..10 + 8 * g]))
+                        .filter(|x| x[0] == e.block as i32 && x[6] == 1)
+                        .count();
+                    assert_eq!(owners, 1, "N={nb} level {l} block {}", e.block);
+                }
+                for u in &level.updates {
+                    let mine: Vec<_> = ctas.iter().filter(|r| r[0] == u.block as i32).collect();
+                    assert_eq!(mine.len(), 1, "N={nb} level {l} update {}", u.block);
+                    let r = mine[0];
+                    assert_eq!(r[1] as usize, u.sources.len());
+                    for (g, &(slot, block)) in u.sources.iter().enumerate() {
+                        let x = &r[2 + 8 * g..10 + 8 * g];
+                        assert_eq!(x[0], block as i32);
+                        assert_eq!(x[2 + x[7] as usize], slot as i32, "the update reads its own coupling");
+                    }
+                }
+            }
+        }
     }
 }

@@ -17,11 +17,12 @@ use crate::error::{Error, Result};
 use crate::scalar::DType;
 
 /// The kernel sources, concatenated into one translation unit (common definitions first).
-pub const KERNEL_SOURCES: [(&str, &str); 5] = [
+pub const KERNEL_SOURCES: [(&str, &str); 6] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     ("block_ops.cuh", include_str!("../../kernels/block_ops.cuh")),
     ("factor.cu", include_str!("../../kernels/factor.cu")),
     ("solve.cu", include_str!("../../kernels/solve.cu")),
+    ("small.cu", include_str!("../../kernels/small.cu")),
     ("layout.cu", include_str!("../../kernels/layout.cu")),
 ];
 
@@ -36,6 +37,12 @@ pub const KERNEL_NAMES: [&str; 8] = [
     "btchol_pack_rhs",
     "btchol_logdet",
 ];
+
+/// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
+pub const SMALL_KERNEL_NAMES: [&str; 3] =
+    ["btchol_factor_level_small", "btchol_forward_level_small", "btchol_backward_level_small"];
+/// Threads per CTA of the small-block level kernels (kernels/small.cu `SNT`).
+pub const SMALL_THREADS: usize = 256;
 
 /// Largest block size the CUDA backend supports.
 pub const MAX_CUDA_BLOCK_SIZE: usize = 256;
@@ -62,6 +69,16 @@ impl KernelSpec {
         // Leave 1 KiB for the kernels' static shared memory.
         let fused = 3 * ld * ld * dtype.size_bytes() + 1024 <= smem_limit;
         KernelSpec { dtype, ld, threads, fused }
+    }
+
+    /// Whether the small-block level kernels (one launch per level, blocks in registers) apply.
+    pub fn small(&self) -> bool {
+        self.ld <= 32
+    }
+
+    /// Dynamic shared memory of the small-block factor kernel: two factors and four couplings.
+    pub fn small_factor_smem_bytes(&self) -> usize {
+        6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the factor kernel.

@@ -133,3 +133,40 @@ impl Drop for Stream {
         }
     }
 }
+
+/// An instantiated CUDA graph (a captured launch sequence, replayed at about 1 µs per dependent
+/// node instead of a host launch per kernel), destroyed on drop.
+pub struct Graph {
+    exec: sys::CUgraphExec,
+    ctx: Arc<CudaContext>,
+}
+
+impl Graph {
+    /// Captures what `record` enqueues on `capture` (a stream nobody else uses) and instantiates it.
+    pub fn capture(dev: &Device, capture: &Stream, record: impl FnOnce() -> Result<()>) -> Result<Graph> {
+        dev.bind()?;
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        unsafe { result::stream::begin_capture(capture.raw, mode) }.map_err(|e| cuda_err("capturing a graph", e))?;
+        let recorded = record();
+        // End the capture whatever happened, so the stream is usable again.
+        let graph = unsafe { result::stream::end_capture(capture.raw) };
+        recorded?;
+        let graph = graph.map_err(|e| cuda_err("capturing a graph", e))?;
+        let exec = unsafe { result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)) };
+        let _ = unsafe { result::graph::destroy(graph) };
+        let exec = exec.map_err(|e| cuda_err("instantiating a graph", e))?;
+        Ok(Graph { exec, ctx: dev.ctx.clone() })
+    }
+
+    /// Enqueues the whole graph on `stream`.
+    pub fn launch(&self, stream: &Stream) -> Result<()> {
+        unsafe { result::graph::launch(self.exec, stream.raw) }.map_err(|e| cuda_err("launching a graph", e))
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        let _ = unsafe { result::graph::exec_destroy(self.exec) };
+    }
+}

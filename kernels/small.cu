@@ -1,0 +1,309 @@
+// Small-block level kernels (BT_LD ≤ 32): one launch per nested-dissection level, whole blocks in
+// registers, no global-memory round trips inside a level.
+//
+// One CTA per *Schur update* of the level (survivor a and its one or two eliminated neighbours):
+// each of its two 128-thread groups eliminates one neighbour (potrf in one warp's registers, trsm
+// of the couplings one row per thread), then the whole CTA updates D_a and writes the fill. A
+// neighbour shared by two updates is eliminated by both CTAs (it costs parallel threads, not
+// time) and written by its owner only, so a level needs no second launch and no grid-wide
+// synchronisation. Inputs (diag, slots, y) are read-only within a level except for the blocks a
+// CTA owns; results go to separate buffers (fact, xslots, z), so the redundant readers never race
+// with the owner's writes.
+//
+// Padding: rows/columns n..LD-1 of a diagonal block are treated as the identity and of a
+// coupling as zero, so every loop runs to the compile-time LD and unrolls.
+#if BT_LD <= 32
+#define SNT 256
+#define FULL_MASK 0xffffffffu
+
+// Level-CTA record, LREC int32 each (built by the host from crate::schedule, engine.rs):
+//   [0] survivor a updated by this CTA (−1: none)   [1] eliminations in this CTA (1 or 2)
+//   per elimination g at 2 + 8g: block, n_couplings, slot_0, slot_1, fill_slot, fill_rows, owned,
+//                                coupling index of survivor a (−1: none)
+#define LREC 18
+#define E_BLOCK 0
+#define E_NCPL 1
+#define E_SLOT 2
+#define E_FILL 4
+#define E_FILL_ROWS 5
+#define E_OWNED 6
+#define E_UPD 7
+// The update and the fills are 2×2 register tiles per thread (one tile per product for LD = 32):
+// each k costs two 16-byte shared loads for four FMAs.
+#define TILE (LD >= 2 ? 2 : 1)
+#define TILES_PER_DIM (LD / TILE)
+#define TILES (TILES_PER_DIM * TILES_PER_DIM)
+#define TILE_PASSES ((TILES + SNT - 1) / SNT)
+template <typename T> struct pair_of;
+template <> struct pair_of<double> { typedef double2 type; };
+template <> struct pair_of<float> { typedef float2 type; };
+typedef pair_of<real>::type real2;
+
+// acc[p][q] += Σ_k A[i0+p, k]·B[j0+q, k] over k < LD (column-major, leading dimension LD).
+__device__ __forceinline__ void tile_abt(real (&acc)[TILE][TILE], const real* A, const real* B, int i0, int j0) {
+#pragma unroll
+    for (int k = 0; k < LD; ++k) {
+        real a[TILE], b[TILE];
+        if (TILE == 2) {
+            const real2 av = *reinterpret_cast<const real2*>(A + i0 + k * LD);
+            const real2 bv = *reinterpret_cast<const real2*>(B + j0 + k * LD);
+            a[0] = av.x, a[TILE - 1] = av.y, b[0] = bv.x, b[TILE - 1] = bv.y;
+        } else {
+            a[0] = A[i0 + k * LD], b[0] = B[j0 + k * LD];
+        }
+#pragma unroll
+        for (int p = 0; p < TILE; ++p)
+#pragma unroll
+            for (int q = 0; q < TILE; ++q) acc[p][q] += a[p] * b[q];
+    }
+}
+
+// Lane i loads row i of diagonal block D into registers (identity padding beyond n).
+__device__ __forceinline__ void load_diag_rows(real (&a)[LD], const real* D, int n, int lane) {
+#pragma unroll
+    for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? D[lane + k * LD] : real(lane == k ? 1 : 0);
+}
+
+// Register Cholesky in one warp: lane i holds row i; on return a[k] = L_ik for k ≤ i and
+// invd[j] = 1/L_jj (written to shared memory by lane 0). Returns the first failing column or −1.
+__device__ __forceinline__ int potrf_warp(real (&a)[LD], real* invd, int lane) {
+#pragma unroll
+    for (int j = 0; j < LD; ++j) {
+        const real d = __shfl_sync(FULL_MASK, a[j], j);
+        if (!(d > real(0)) || !isfinite(d)) return j;  // warp-uniform
+        const real inv = rsqrt(d);
+        const real l = a[j] * inv;
+        if (lane == 0) invd[j] = inv;
+        a[j] = lane == j ? d * inv : l;
+#pragma unroll
+        for (int k = j + 1; k < LD; ++k) a[k] -= l * __shfl_sync(FULL_MASK, l, k);
+    }
+    return -1;
+}
+
+// One row x of X ← X·L⁻ᵀ, L in shared memory (column-major, LD), invd = 1/diag(L).
+__device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const real* invd) {
+#pragma unroll
+    for (int j = 0; j < LD; ++j) {
+        x[j] *= invd[j];
+#pragma unroll
+        for (int k = j + 1; k < LD; ++k) x[k] -= x[j] * L[k + j * LD];
+    }
+}
+
+// Factorization of one level: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ, fill Ψ_{r,c} ← −X_r·X_cᵀ,
+// D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ.
+extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
+    real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n,
+    long long item_diag, long long item_slots, unsigned long long* fail, int level) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    real* sL = reinterpret_cast<real*>(smem_raw);  // [2][BS] factors
+    real* sX = sL + 2 * BS;                         // [2][2][BS] solved couplings
+    __shared__ real s_invd[2][LD];
+    __shared__ int s_fail[2];
+    const int* r = recs + LREC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (fail[item] < fail_key(level, 0, 0)) return;
+    const int tid = threadIdx.x, g = tid >> 7, t = tid & 127, lane = tid & 31;
+    const int a = r[0], n_elim = r[1];
+    const int* e = r + 2 + 8 * g;
+    const bool active = g < n_elim;
+    real* item_diag_base = diag + item * item_diag;
+    // Fills go to slots of the next level, which no CTA of this level reads.
+    const real* item_slot_base = slots + item * item_slots;
+
+    // Prefetch this thread's tiles of D_a (they are only needed at the end).
+    real da[TILE_PASSES][TILE][TILE];
+    if (a >= 0) {
+#pragma unroll
+        for (int u = 0; u < TILE_PASSES; ++u) {
+            const int tt = tid + u * SNT, i0 = TILE * (tt % TILES_PER_DIM), j0 = TILE * (tt / TILES_PER_DIM);
+#pragma unroll
+            for (int p = 0; p < TILE; ++p)
+#pragma unroll
+                for (int q = 0; q < TILE; ++q)
+                    da[u][p][q] = tt < TILES ? item_diag_base[a * BS + i0 + p + (j0 + q) * LD] : real(0);
+        }
+    }
+    // Rows of the couplings, one per thread (threads 0 .. 2·LD−1 of the group).
+    real x[LD];
+    const int n_cpl = active ? e[E_NCPL] : 0, c = t / LD, row = t % LD;
+    const bool trsm_thread = t < n_cpl * LD;
+    if (trsm_thread) {
+        const real* X = item_slot_base + e[E_SLOT + c] * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) x[k] = X[row + k * LD];
+    }
+    // The last warp of each group factors its block.
+    if ((t >> 5) == 3) {
+        int f = -1;
+        if (active) {
+            real ar[LD];
+            load_diag_rows(ar, item_diag_base + e[E_BLOCK] * BS, n, lane);
+            f = potrf_warp(ar, s_invd[g], lane);
+            if (f < 0) {
+                real* out = fact + item * item_diag + e[E_BLOCK] * BS;
+#pragma unroll
+                for (int k = 0; k < LD; ++k) {
+                    if (k <= lane && lane < LD) sL[g * BS + lane + k * LD] = ar[k];
+                    if (e[E_OWNED] && k <= lane && lane < n) out[lane + k * LD] = ar[k];
+                }
+            }
+        }
+        if (lane == 0) s_fail[g] = f;
+    }
+    __syncthreads();
+    if (s_fail[0] >= 0 || s_fail[1] >= 0) {
+        if (tid < 2 && s_fail[tid] >= 0) atomicMin(&fail[item], fail_key(level, r[2 + 8 * tid + E_BLOCK], s_fail[tid]));
+        return;
+    }
+    if (trsm_thread) {
+        trsm_row(x, sL + g * BS, s_invd[g]);
+        real* out = xslots + item * item_slots + e[E_SLOT + c] * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) {
+            sX[(2 * g + c) * BS + row + k * LD] = x[k];
+            if (e[E_OWNED]) out[row + k * LD] = x[k];
+        }
+    }
+    __syncthreads();
+    // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
+    if (a >= 0) {
+#pragma unroll
+        for (int u = 0; u < TILE_PASSES; ++u) {
+            const int tt = tid + u * SNT, i0 = TILE * (tt % TILES_PER_DIM), j0 = TILE * (tt / TILES_PER_DIM);
+            if (tt >= TILES || i0 + TILE - 1 < j0) continue;  // tiles wholly above the diagonal
+            real acc[TILE][TILE] = {};
+            for (int gg = 0; gg < n_elim; ++gg) {
+                const real* X = sX + (2 * gg + r[2 + 8 * gg + E_UPD]) * BS;
+                tile_abt(acc, X, X, i0, j0);
+            }
+#pragma unroll
+            for (int p = 0; p < TILE; ++p)
+#pragma unroll
+                for (int q = 0; q < TILE; ++q)
+                    if (i0 + p >= j0 + q) item_diag_base[a * BS + i0 + p + (j0 + q) * LD] = da[u][p][q] - acc[p][q];
+        }
+    }
+    // Owned fills: Ψ_{r,c} ← −X_r·X_cᵀ.
+    for (int gg = 0; gg < n_elim; ++gg) {
+        const int* eg = r + 2 + 8 * gg;
+        if (eg[E_FILL] < 0 || !eg[E_OWNED]) continue;
+        const real* Xr = sX + (2 * gg + eg[E_FILL_ROWS]) * BS;
+        const real* Xc = sX + (2 * gg + 1 - eg[E_FILL_ROWS]) * BS;
+        real* F = slots + item * item_slots + eg[E_FILL] * BS;
+        for (int tt = tid; tt < TILES; tt += SNT) {
+            const int i0 = TILE * (tt % TILES_PER_DIM), j0 = TILE * (tt / TILES_PER_DIM);
+            real acc[TILE][TILE] = {};
+            tile_abt(acc, Xr, Xc, i0, j0);
+#pragma unroll
+            for (int p = 0; p < TILE; ++p)
+#pragma unroll
+                for (int q = 0; q < TILE; ++q) F[i0 + p + (j0 + q) * LD] = -acc[p][q];
+        }
+    }
+}
+
+// Forward substitution of one level, same CTA records as the factorization:
+//   z_e ← D̂_e⁻¹·y_e (owned ones written to z), y_a ← y_a − Σ_e X_{a,e}·z_e.
+// One warp per (elimination, column): lane i holds row i of D̂_e and y_i.
+extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
+    const real* fact, const real* xslots, real* y, real* z, const int* recs, int n_work, int n, int m, int rows,
+    long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    __shared__ real sz[SNT / 32][LD];
+    const int* r = recs + LREC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (fail[item] != NO_FAILURE) return;
+    const int a = r[0], n_elim = r[1], warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    real* yb = y + item * item_rhs;
+    // Columns in chunks of (warps / eliminations).
+    const int cols_per_pass = (SNT / 32) / n_elim;
+    for (int c0 = 0; c0 < m; c0 += cols_per_pass) {
+        const int g = warp % n_elim, c = c0 + warp / n_elim;
+        const bool busy = warp < cols_per_pass * n_elim && c < m;
+        if (busy) {
+            const int* e = r + 2 + 8 * g;
+            const real* L = fact + item * item_diag + e[E_BLOCK] * BS;
+            real l[LD];
+#pragma unroll
+            for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * LD] : real(lane == k ? 1 : 0);
+            const real rdi = real(1) / ((lane < n) ? L[lane + lane * LD] : real(1));
+            real* ye = yb + (long long)e[E_BLOCK] * n + (long long)c * rows;
+            real v = lane < n ? ye[lane] : real(0);
+#pragma unroll
+            for (int j = 0; j < LD; ++j) {
+                if (lane == j) v *= rdi;
+                const real zj = __shfl_sync(FULL_MASK, v, j);
+                if (lane > j) v -= l[j] * zj;
+            }
+            if (lane < LD) sz[warp][lane] = v;
+            if (e[E_OWNED] && lane < n) z[item * item_rhs + (long long)e[E_BLOCK] * n + (long long)c * rows + lane] = v;
+        }
+        __syncthreads();
+        if (a >= 0) {
+            const int n_cols = min(cols_per_pass, m - c0);
+            for (int idx = threadIdx.x; idx < n * n_cols; idx += SNT) {
+                const int i = idx % n, cc = idx / n;
+                real s = 0;
+                for (int gg = 0; gg < n_elim; ++gg) {
+                    const int* e = r + 2 + 8 * gg;
+                    const real* X = xslots + item * item_slots + e[E_SLOT + e[E_UPD]] * BS;
+                    const real* zv = sz[cc * n_elim + gg];
+#pragma unroll
+                    for (int k = 0; k < LD; ++k) s += X[i + k * LD] * zv[k];
+                }
+                yb[(long long)a * n + (long long)(c0 + cc) * rows + i] -= s;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// Backward substitution of one level, one CTA per elimination (records of kernels/common.cuh):
+//   x_e ← D̂_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s), in place in z (the survivors' x_s are final).
+// One warp per column; L and the couplings staged in shared memory with a padded leading
+// dimension so that lane i reading column i is free of bank conflicts.
+#define SLD (LD + 1)
+extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
+    const real* fact, const real* xslots, real* z, const int* recs, int n_work, int n, int m, int rows,
+    long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    __shared__ real sL[LD * SLD];
+    __shared__ real sX[2][LD * SLD];
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (fail[item] != NO_FAILURE) return;
+    const int ncpl = r[7], warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const real* L = fact + item * item_diag + r[0] * BS;
+    for (int idx = threadIdx.x; idx < LD * LD; idx += SNT) {
+        const int i = idx % LD, j = idx / LD;
+        sL[i + j * SLD] = (i < n && j < n) ? L[idx] : real(i == j ? 1 : 0);
+        for (int cc = 0; cc < ncpl; ++cc) sX[cc][i + j * SLD] = xslots[item * item_slots + r[1 + 2 * cc] * BS + idx];
+    }
+    __syncthreads();
+    real* zb = z + item * item_rhs;
+    // Lane i holds column i of L (row i of Lᵀ).
+    real lc[LD];
+#pragma unroll
+    for (int k = 0; k < LD; ++k) lc[k] = lane < LD ? sL[k + lane * SLD] : real(0);
+    const real rdi = real(1) / (lane < LD ? sL[lane + lane * SLD] : real(1));
+    for (int c = warp; c < m; c += SNT / 32) {
+        real v = lane < n ? zb[(long long)r[0] * n + (long long)c * rows + lane] : real(0);
+        for (int cc = 0; cc < ncpl; ++cc) {
+            const real* xs = zb + (long long)r[2 + 2 * cc] * n + (long long)c * rows;
+            const real xk = lane < n ? xs[lane] : real(0);
+            const real* X = sX[cc];
+            real s = 0;
+#pragma unroll
+            for (int k = 0; k < LD; ++k) s += (lane < LD ? X[k + lane * SLD] : real(0)) * __shfl_sync(FULL_MASK, xk, k);
+            v -= s;
+        }
+#pragma unroll
+        for (int j = LD - 1; j >= 0; --j) {
+            if (lane == j) v *= rdi;
+            const real xj = __shfl_sync(FULL_MASK, v, j);
+            if (lane < j) v -= lc[j] * xj;
+        }
+        if (lane < n) zb[(long long)r[0] * n + (long long)c * rows + lane] = v;
+    }
+}
+#endif
