@@ -2,7 +2,7 @@
 // registers, no global-memory round trips inside a level.
 //
 // One CTA per *Schur update* of the level (survivor a and its one or two eliminated neighbours):
-// each of its two 128-thread groups eliminates one neighbour (potrf in one warp's registers, trsm
+// each of its two 128-thread groups eliminates one neighbour (potrf by the group's four warps, trsm
 // of the couplings one row per thread), then the whole CTA updates D_a and writes the fill. A
 // neighbour shared by two updates is eliminated by both CTAs (it costs parallel threads, not
 // time) and written by its owner only, so a level needs no second launch and no grid-wide
@@ -81,6 +81,46 @@ __device__ __forceinline__ int potrf_warp(real (&a)[LD], real* invd, int lane) {
     return -1;
 }
 
+#if LD >= 8
+// Cholesky by the four warps of a 128-thread group (LD a multiple of 4): lane i holds row i and
+// warp w the columns k ≡ w (mod 4), so each column costs one CTA barrier and a quarter of the trailing
+// update per warp. Writes L (column-major, lower part) to sL and 1/diag(L) to invd, and to *s_fail
+// the first failing column or −1 (read it after the next __syncthreads). There is no early exit:
+// after a failure the loop runs on with garbage that is never written out, so every warp meets
+// every barrier and a failure can neither deadlock nor race. All threads of the CTA call it
+// (inactive groups only join the barriers).
+__device__ void potrf_group(bool active, const real* D, int n, real* sL, real* invd, int* s_fail, int w, int lane) {
+    constexpr int Q = LD / 4;
+    real a[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+        const int k = 4 * q + w;
+        a[q] = (active && lane < n && k < n) ? D[lane + k * LD] : real(lane == k ? 1 : 0);
+    }
+    if (w == 0 && lane == 0) *s_fail = -1;
+#pragma unroll
+    for (int j = 0; j < LD; ++j) {
+        if (active && w == j % 4) {
+            const real d = __shfl_sync(FULL_MASK, a[j / 4], j);
+            if (lane == 0 && (!(d > real(0)) || !isfinite(d)) && *s_fail < 0) *s_fail = j;
+            const real inv = rsqrt(d);
+            const real v = lane == j ? d * inv : a[j / 4] * inv;
+            a[j / 4] = v;
+            if (lane < LD) sL[lane + j * LD] = v;
+            if (lane == 0) invd[j] = inv;
+        }
+        __syncthreads();  // (named per-group barriers measured no faster and reserve all 16 ids)
+        if (!active) continue;
+        const real li = lane < LD ? sL[lane + j * LD] : real(0);
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            const int k = 4 * q + w;
+            if (k > j) a[q] -= li * sL[k + j * LD];
+        }
+    }
+}
+#endif
+
 // One row x of X ← X·L⁻ᵀ, L in shared memory (column-major, LD), invd = 1/diag(L).
 __device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const real* invd) {
 #pragma unroll
@@ -134,28 +174,36 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
 #pragma unroll
         for (int k = 0; k < LD; ++k) x[k] = X[row + k * LD];
     }
-    // The last warp of each group factors its block.
-    if ((t >> 5) == 3) {
-        int f = -1;
-        if (active) {
+    // Each group factors its block: with its four warps, or for tiny LD with one.
+#if LD >= 8
+    potrf_group(active, item_diag_base + (active ? e[E_BLOCK] : 0) * BS, n, sL + g * BS, s_invd[g], &s_fail[g], t >> 5,
+                lane);
+#else
+    if (!active) {
+        if (t == 0) s_fail[g] = -1;
+    } else {
+        if ((t >> 5) == 0) {
             real ar[LD];
             load_diag_rows(ar, item_diag_base + e[E_BLOCK] * BS, n, lane);
-            f = potrf_warp(ar, s_invd[g], lane);
-            if (f < 0) {
-                real* out = fact + item * item_diag + e[E_BLOCK] * BS;
+            const int f = potrf_warp(ar, s_invd[g], lane);
 #pragma unroll
-                for (int k = 0; k < LD; ++k) {
-                    if (k <= lane && lane < LD) sL[g * BS + lane + k * LD] = ar[k];
-                    if (e[E_OWNED] && k <= lane && lane < n) out[lane + k * LD] = ar[k];
-                }
-            }
+            for (int k = 0; k < LD; ++k)
+                if (f < 0 && k <= lane && lane < LD) sL[g * BS + lane + k * LD] = ar[k];
+            if (lane == 0) s_fail[g] = f;
         }
-        if (lane == 0) s_fail[g] = f;
     }
+#endif
     __syncthreads();
     if (s_fail[0] >= 0 || s_fail[1] >= 0) {
         if (tid < 2 && s_fail[tid] >= 0) atomicMin(&fail[item], fail_key(level, r[2 + 8 * tid + E_BLOCK], s_fail[tid]));
         return;
+    }
+    if (active && e[E_OWNED]) {
+        real* out = fact + item * item_diag + e[E_BLOCK] * BS;
+        for (int idx = t; idx < LD * LD; idx += 128) {
+            const int i = idx % LD, k = idx / LD;
+            if (i >= k && i < n && k < n) out[idx] = sL[g * BS + idx];
+        }
     }
     if (trsm_thread) {
         trsm_row(x, sL + g * BS, s_invd[g]);
@@ -274,10 +322,14 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
     if (fail[item] != NO_FAILURE) return;
     const int ncpl = r[7], warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const real* L = fact + item * item_diag + r[0] * BS;
-    for (int idx = threadIdx.x; idx < LD * LD; idx += SNT) {
-        const int i = idx % LD, j = idx / LD;
+#pragma unroll
+    for (int p = 0; p < (LD * LD + SNT - 1) / SNT; ++p) {
+        const int idx = threadIdx.x + p * SNT, i = idx % LD, j = idx / LD;
+        if (idx >= LD * LD) break;
         sL[i + j * SLD] = (i < n && j < n) ? L[idx] : real(i == j ? 1 : 0);
-        for (int cc = 0; cc < ncpl; ++cc) sX[cc][i + j * SLD] = xslots[item * item_slots + r[1 + 2 * cc] * BS + idx];
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc)
+            if (cc < ncpl) sX[cc][i + j * SLD] = xslots[item * item_slots + r[1 + 2 * cc] * BS + idx];
     }
     __syncthreads();
     real* zb = z + item * item_rhs;

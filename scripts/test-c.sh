@@ -32,12 +32,14 @@ step() { # step NAME COMMAND...: one counted check
     local name=$1
     shift
     echo "=== c-api: $name"
-    if "$@"; then
+    local rc=0
+    "$@" || rc=$?
+    if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
-        failed_steps+=("$name")
-        echo "--- FAILED: $name"
+        failed_steps+=("$name (exit code $rc)")
+        echo "--- FAILED: $name (exit code $rc)"
     fi
 }
 finish() {
@@ -154,7 +156,9 @@ LIBDIR=$(cat "$TMP/libdir" 2>/dev/null || echo "$PREFIX/lib")
 consumer_cmake() {
     cmake -S c-examples/consumer -B "$TMP/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null &&
         cmake --build "$TMP/consumer" >/dev/null &&
-        ldd "$TMP/consumer/consumer" | grep -q "$PREFIX" &&
+        # grep without -q: with pipefail, grep -q exiting at the first match can kill ldd with
+        # SIGPIPE and fail the step at random (seen once in CI).
+        ldd "$TMP/consumer/consumer" | grep "$PREFIX" >/dev/null &&
         "$TMP/consumer/consumer"
 }
 step "consumer project: find_package(btchol) + btchol::btchol" consumer_cmake
@@ -182,7 +186,7 @@ consumer_pkgconfig_static() {
     # shellcheck disable=SC2086
     cc -Wall -Wextra -Werror c-examples/consumer/main.c $(pkg-config --cflags btchol) "$LIBDIR/libbtchol.a" $private \
         -o "$TMP/consumer_static" &&
-        ! ldd "$TMP/consumer_static" | grep -q libbtchol &&
+        ! ldd "$TMP/consumer_static" | grep libbtchol >/dev/null &&
         "$TMP/consumer_static"
 }
 step "consumer with pkg-config (static): libbtchol.a + Libs.private" consumer_pkgconfig_static

@@ -120,6 +120,45 @@ fn gpu_reports_not_positive_definite_per_item() {
     }
 }
 
+/// A block that fails at an inner column, for every kernel family (one-warp potrf n < 8, four-warp
+/// potrf 8 ≤ n ≤ 32, large blocks): the GPU reports the same (item, block, column) as the CPU
+/// nested-dissection executor, factors the other items, and a later good matrix factors again.
+#[test]
+fn gpu_reports_failing_column_like_the_cpu_executor() {
+    if !gpu_or_skip("gpu_reports_failing_column_like_the_cpu_executor") {
+        return;
+    }
+    for (nb, n, batch) in [(2, 32, 1), (37, 32, 2), (6, 12, 3), (5, 8, 2), (9, 5, 2), (11, 40, 2)] {
+        for block in [0, nb / 2, nb - 1] {
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let (good, e) = random_problem::<f64>(seed_from(&[nb, n, block, 7]), dims, Layout::RowMajor, 1.0);
+            let mut d = good.clone();
+            let bad = batch - 1;
+            let col = (n - 1).min(2 + block % n);
+            d[(bad * nb + block) * n * n + col * n + col] = -1e3;
+            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+            let cpu_opts =
+                PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, ..Default::default() };
+            let mut cpu = Plan::<f64>::new(dims, cpu_opts).unwrap();
+            cpu.upload(&m).unwrap();
+            let want = cpu.factor();
+            assert!(
+                matches!(want, Err(Error::NotPositiveDefinite { item, block: b, .. }) if item == bad && b == block),
+                "CPU: {want:?}"
+            );
+            let mut gpu = Plan::<f64>::new(dims, cuda(1)).unwrap();
+            gpu.upload(&m).unwrap();
+            assert_eq!(gpu.factor(), want, "N={nb} n={n} block={block} column={col}");
+            for (i, st) in gpu.item_status().iter().enumerate() {
+                assert_eq!(*st == ItemStatus::Factored, i != bad, "item {i}");
+            }
+            let ok = BlockTridiagRef::new(dims, Layout::RowMajor, &good, &e).unwrap();
+            gpu.upload(&ok).unwrap();
+            gpu.factor().unwrap();
+        }
+    }
+}
+
 #[test]
 fn gpu_rejects_non_finite_input_and_stays_usable() {
     if !gpu_or_skip("gpu_rejects_non_finite_input_and_stays_usable") {

@@ -12,7 +12,7 @@ use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SMALL_THREADS};
-use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, Stream};
+use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
 use crate::plan::ItemStatus;
@@ -170,7 +170,7 @@ enum Sequence {
 }
 
 /// Plan-owned GPU state for one (B, N, n, dtype).
-pub struct CudaEngine<T> {
+pub struct CudaEngine<T: Scalar> {
     dev: Device,
     stream: Stream,
     /// A stream of the engine's own that graphs are captured on (never the caller's stream, which
@@ -194,8 +194,8 @@ pub struct CudaEngine<T> {
     nonfinite: DeviceBuffer<u64>,
     staging: DeviceBuffer<T>,
     rhs: DeviceBuffer<T>,
-    host_rhs: Vec<T>,
-    host_keys: Vec<u64>,
+    host_rhs: PinnedBuffer<T>,
+    host_keys: PinnedBuffer<u64>,
 }
 
 impl<T: Scalar> CudaEngine<T> {
@@ -293,8 +293,8 @@ impl<T: Scalar> CudaEngine<T> {
             nonfinite: DeviceBuffer::zeroed(&dev, 2 * b, "GPU input checks")?,
             staging: DeviceBuffer::zeroed(&dev, dims.diag_len() + dims.sub_len(), "GPU upload staging")?,
             rhs: DeviceBuffer::zeroed(&dev, b * rows * max_nrhs, "GPU right-hand sides")?,
-            host_rhs: crate::cpu::try_zeroed(b * rows * max_nrhs, "host right-hand-side staging")?,
-            host_keys: vec![NO_FAILURE; 2 * b],
+            host_rhs: PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?,
+            host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
             recs,
             sub_transposed,
             dev,

@@ -104,15 +104,21 @@ impl KernelSpec {
         v
     }
 
+    /// NVRTC options. `BTCHOL_NVRTC_LINEINFO=1` adds `-lineinfo`, so compute-sanitizer and
+    /// Nsight name source lines (the options are part of the cache key).
     pub fn options(&self, arch: (i32, i32)) -> Vec<String> {
-        vec![
+        let mut v = vec![
             format!("--gpu-architecture=sm_{}{}", arch.0, arch.1),
             "--std=c++17".into(),
             format!("-DBT_T={}", if self.dtype == DType::F64 { "double" } else { "float" }),
             format!("-DBT_LD={}", self.ld),
             format!("-DBT_NT={}", self.threads),
             format!("-DBT_FUSED={}", self.fused as i32),
-        ]
+        ];
+        if std::env::var("BTCHOL_NVRTC_LINEINFO").is_ok_and(|v| v == "1") {
+            v.push("-lineinfo".into());
+        }
+        v
     }
 }
 
@@ -136,7 +142,7 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 }
 
 fn source() -> String {
-    KERNEL_SOURCES.iter().map(|(name, s)| format!("// ---- {name}\n{s}\n")).collect()
+    KERNEL_SOURCES.iter().map(|(name, s)| format!("#line 1 \"{name}\"\n{s}\n")).collect()
 }
 
 /// Compiles the kernels for `spec` to a CUBIN for `arch`, without the cache.

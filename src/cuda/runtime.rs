@@ -170,3 +170,53 @@ impl Drop for Graph {
         let _ = unsafe { result::graph::exec_destroy(self.exec) };
     }
 }
+
+/// Page-locked host memory (staging for right-hand sides and flags): copies from it are true DMA
+/// transfers, several microseconds cheaper per call than copies from pageable memory.
+pub struct PinnedBuffer<T: Copy> {
+    ptr: *mut T,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+// The buffer is plain memory owned by the plan; it moves between threads with it.
+unsafe impl<T: Copy + Send> Send for PinnedBuffer<T> {}
+
+impl<T: Copy> PinnedBuffer<T> {
+    /// Allocates `len` elements, all set to `value`.
+    pub fn filled(dev: &Device, len: usize, value: T, what: &str) -> Result<Self> {
+        dev.bind()?;
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::OutOfMemory(what.into()))?.max(1);
+        let raw = unsafe { result::malloc_host(bytes, 0) }.map_err(|e| match e.0 {
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                Error::OutOfMemory(format!("{what}: {bytes} bytes of page-locked host memory"))
+            }
+            _ => cuda_err(what, e),
+        })?;
+        let buf = PinnedBuffer { ptr: raw as *mut T, len, ctx: dev.ctx.clone() };
+        for i in 0..len {
+            unsafe { buf.ptr.add(i).write(value) };
+        }
+        Ok(buf)
+    }
+}
+
+impl<T: Copy> std::ops::Deref for PinnedBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T: Copy> std::ops::DerefMut for PinnedBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl<T: Copy> Drop for PinnedBuffer<T> {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
+    }
+}
