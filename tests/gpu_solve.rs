@@ -68,7 +68,7 @@ fn gpu_handles_awkward_block_sizes() {
     if !gpu_or_skip("gpu_handles_awkward_block_sizes") {
         return;
     }
-    for n in [1, 3, 7, 33, 65, 100, 256] {
+    for n in [1, 3, 7, 33, 65, 100, 127, 128, 129, 256] {
         for nb in [2, 7] {
             check::<f64>(nb, n, 2, 3, Layout::RowMajor);
             check::<f32>(nb, n, 1, 1, Layout::ColMajor);
@@ -128,7 +128,7 @@ fn gpu_reports_failing_column_like_the_cpu_executor() {
     if !gpu_or_skip("gpu_reports_failing_column_like_the_cpu_executor") {
         return;
     }
-    for (nb, n, batch) in [(2, 32, 1), (37, 32, 2), (6, 12, 3), (5, 8, 2), (9, 5, 2), (11, 40, 2)] {
+    for (nb, n, batch) in [(2, 32, 1), (37, 32, 2), (6, 12, 3), (5, 8, 2), (9, 5, 2), (11, 40, 2), (5, 100, 2), (3, 130, 1)] {
         for block in [0, nb / 2, nb - 1] {
             let dims = Dims::new(batch, nb, n).unwrap();
             let (good, e) = random_problem::<f64>(seed_from(&[nb, n, block, 7]), dims, Layout::RowMajor, 1.0);

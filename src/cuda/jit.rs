@@ -66,8 +66,8 @@ impl KernelSpec {
         let align = 64 / dtype.size_bytes();
         let ld = if n >= align { n.div_ceil(align) * align } else { n.next_power_of_two() };
         let threads = if ld <= 32 { 128 } else { 256 };
-        // Leave 1 KiB for the kernels' static shared memory.
-        let fused = 3 * ld * ld * dtype.size_bytes() + 1024 <= smem_limit;
+        // Leave 4 KiB for the kernels' static shared memory (potrf's column buffer: 2·ld elements).
+        let fused = 3 * ld * ld * dtype.size_bytes() + 4096 <= smem_limit;
         KernelSpec { dtype, ld, threads, fused }
     }
 
