@@ -11,7 +11,11 @@ use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
 use crate::schedule::Schedule;
 
+mod gradient;
 mod masked;
+mod refine;
+
+pub use refine::{MixedPlan, RefineOptions, RefineReport};
 
 /// Where the work runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

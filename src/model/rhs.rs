@@ -149,6 +149,9 @@ impl<'a, T: Scalar> RhsRef<'a, T> {
     pub fn shape(&self) -> RhsShape {
         self.shape
     }
+    pub(crate) fn check_finite(&self, dims: Dims) -> Result<()> {
+        check_finite(&self.shape, dims, self.data, 0..dims.batch)
+    }
     #[inline(always)]
     pub fn get(&self, item: usize, row: usize, col: usize) -> T {
         self.data[self.shape.offset(item, row, col)]
