@@ -12,9 +12,11 @@ use crate::scalar::Scalar;
 use crate::schedule::Schedule;
 
 mod gradient;
+mod half_input;
 mod masked;
 mod refine;
 
+pub use half_input::HalfFloat;
 pub use refine::{MixedPlan, RefineOptions, RefineReport};
 
 /// Where the work runs.

@@ -211,3 +211,59 @@ fn gradient_checks_its_arguments() {
     assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
     assert_eq!(g, vec![1.0; 6], "nothing written on error");
 }
+
+#[test]
+fn half_precision_inputs_are_widened_exactly() {
+    use half::{bf16, f16};
+    for (batch, nb, n, m) in [(1, 1, 1, 1), (2, 5, 3, 2), (1, 17, 8, 1)] {
+        for layout in [Layout::RowMajor, Layout::ColMajor] {
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let (d, e) = random_problem::<f64>(seed_from(&[batch, nb, n, 21]), dims, layout, 1.0);
+            let len = RhsShape::dense(dims, m, layout).required_len(dims).unwrap();
+            let b = random_vec::<f64>(5, len);
+            // The half-precision problem, and the same values widened by hand (the reference).
+            let (dh, eh, bh): (Vec<f16>, Vec<f16>, Vec<f16>) = (
+                d.iter().map(|&v| f16::from_f64(v)).collect(),
+                e.iter().map(|&v| f16::from_f64(v)).collect(),
+                b.iter().map(|&v| f16::from_f64(v)).collect(),
+            );
+            let (db, eb, bb): (Vec<bf16>, Vec<bf16>, Vec<bf16>) = (
+                d.iter().map(|&v| bf16::from_f64(v)).collect(),
+                e.iter().map(|&v| bf16::from_f64(v)).collect(),
+                b.iter().map(|&v| bf16::from_f64(v)).collect(),
+            );
+            let shape = RhsShape::dense(dims, m, layout);
+            for (wd, we, wb, x) in [
+                {
+                    let mut p = Plan::<f64>::new(dims, options(Algorithm::Auto, layout)).unwrap();
+                    p.upload_half(&dh, &eh).unwrap();
+                    p.factor().unwrap();
+                    let mut x = vec![0.0; len];
+                    p.solve_half(shape, &bh, &mut x).unwrap();
+                    let w = |v: &[f16]| v.iter().map(|h| h.to_f64()).collect::<Vec<f64>>();
+                    (w(&dh), w(&eh), w(&bh), x)
+                },
+                {
+                    let mut p = Plan::<f64>::new(dims, options(Algorithm::Auto, layout)).unwrap();
+                    p.upload_half(&db, &eb).unwrap();
+                    p.factor().unwrap();
+                    let mut x = vec![0.0; len];
+                    p.solve_half(shape, &bb, &mut x).unwrap();
+                    let w = |v: &[bf16]| v.iter().map(|h| h.to_f64()).collect::<Vec<f64>>();
+                    (w(&db), w(&eb), w(&bb), x)
+                },
+            ] {
+                let matrix = BlockTridiagRef::new(dims, layout, &wd, &we).unwrap();
+                let be = backward_error(&matrix, &RhsRef::new(dims, shape, &x).unwrap(), &RhsRef::new(dims, shape, &wb).unwrap(), &[]);
+                assert!(be <= tolerance::<f64>(n), "B={batch} N={nb} n={n} {layout:?}: {be:e}");
+            }
+        }
+    }
+    // Short buffers and non-finite halves are refused.
+    let dims = Dims::new(1, 2, 2).unwrap();
+    let mut p = Plan::<f32>::new(dims, options(Algorithm::Auto, Layout::RowMajor)).unwrap();
+    assert!(matches!(p.upload_half(&[f16::ONE; 7], &[f16::ZERO; 4]), Err(Error::BufferTooSmall { .. })));
+    let mut d = [f16::ZERO; 8];
+    d[0] = f16::INFINITY;
+    assert!(matches!(p.upload_half(&d, &[f16::ZERO; 4]), Err(Error::NonFinite { .. })));
+}

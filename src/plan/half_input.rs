@@ -1,0 +1,75 @@
+//! Half-precision inputs: blocks and right-hand sides given as IEEE f16 or bfloat16 (the `half`
+//! crate's types; PyTorch users often hold such tensors) are widened to the plan's working
+//! precision on the host as they are read, exactly (every f16 and bf16 value is an f32 and an
+//! f64 value), so a half-precision problem is factored and solved in f32 or f64.
+
+use super::Plan;
+use crate::error::{Error, Result};
+use crate::model::{BlockTridiagRef, RhsMut, RhsRef, RhsShape};
+use crate::scalar::Scalar;
+
+/// A 16-bit input format: f16 or bf16.
+pub trait HalfFloat: Copy + Send + Sync + 'static {
+    /// The format's name in messages.
+    const NAME: &'static str;
+    fn widen(self) -> f64;
+}
+
+impl HalfFloat for half::f16 {
+    const NAME: &'static str = "f16";
+    fn widen(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+impl HalfFloat for half::bf16 {
+    const NAME: &'static str = "bf16";
+    fn widen(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+fn widen_into<H: HalfFloat, T: Scalar>(src: &[H], what: &'static str, needed: usize) -> Result<Vec<T>> {
+    if src.len() < needed {
+        return Err(Error::BufferTooSmall { what, needed, got: src.len() });
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(needed)
+        .map_err(|_| Error::OutOfMemory(format!("{} bytes to widen the {} {what}", needed * std::mem::size_of::<T>(), H::NAME)))?;
+    v.extend(src[..needed].iter().map(|h| T::from_f64(h.widen())));
+    Ok(v)
+}
+
+impl<T: Scalar> Plan<T> {
+    /// [`Plan::upload`] for blocks given in f16 or bf16 (same element layout and sizes): widened
+    /// exactly to the plan's precision, checked for NaN/Inf, then uploaded. The widened copy is
+    /// temporary host memory of the plan's precision.
+    pub fn upload_half<H: HalfFloat>(&mut self, diag: &[H], sub: &[H]) -> Result<()> {
+        let dims = self.dims;
+        let d = widen_into::<H, T>(diag, "diagonal blocks", dims.diag_len())?;
+        let e = widen_into::<H, T>(sub, "sub-diagonal blocks", dims.sub_len())?;
+        self.upload(&BlockTridiagRef::new(dims, self.options.layout, &d, &e)?)
+    }
+
+    /// [`Plan::solve`] for right-hand sides given in f16 or bf16: `b` (shape `shape`) is widened
+    /// exactly, and the solution is written to `x` (same shape, the plan's precision: a solution
+    /// rounded back to 16 bits would lose most of the factor's accuracy).
+    pub fn solve_half<H: HalfFloat>(&mut self, shape: RhsShape, b: &[H], x: &mut [T]) -> Result<()> {
+        let dims = self.dims;
+        let len = shape.required_len(dims)?;
+        let wide = widen_into::<H, T>(b, "right-hand sides", len)?;
+        RhsRef::new(dims, shape, &wide)?.check_finite(dims)?;
+        let out = RhsMut::new(dims, shape, x)?;
+        // Copy the right-hand sides into the caller's output (its own strides), then solve there.
+        for item in 0..dims.batch {
+            for row in 0..dims.rows() {
+                for col in 0..shape.nrhs {
+                    let k = shape.offset(item, row, col);
+                    out.data[k] = wide[k];
+                }
+            }
+        }
+        let mut out = out;
+        self.solve(&mut out)
+    }
+}
