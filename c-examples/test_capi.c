@@ -661,6 +661,105 @@ static void test_threads(const double *d, const double *e, const double *b) {
     CHECK(btchol_last_error_message()[0] == '\0');
 }
 
+/* bfloat16 bits of a float (truncation: the test only needs some bf16 values) and back. */
+static uint16_t to_bf16(double v) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(u >> 16);
+}
+static double from_bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Mixed precision, gradients, half-precision inputs. */
+static void test_learning_features(const double *d, const double *e, const double *b) {
+    btchol_plan_options o;
+    btchol_mixed_plan *m = NULL;
+    double x[B * ROWS], be = -1.0;
+    int64_t iterations = -1;
+    int32_t fell_back = -1;
+    EXPECT(btchol_plan_options_init(&o), BTCHOL_STATUS_SUCCESS, NULL);
+    o.backend = BTCHOL_BACKEND_CPU;
+    EXPECT(btchol_mixed_plan_create(B, N, n, &o, 0, 0.0, NULL), BTCHOL_STATUS_NULL_POINTER, "out_plan");
+    EXPECT(btchol_mixed_plan_create(B, N, n, &o, -1, 0.0, &m), BTCHOL_STATUS_INVALID_DIMENSION, "max_iterations");
+    EXPECT(btchol_mixed_plan_create(B, N, n, &o, 0, NAN, &m), BTCHOL_STATUS_INVALID_ARGUMENT, "tolerance");
+    CHECK(m == NULL);
+    EXPECT(btchol_mixed_plan_create(B, N, n, &o, 0, 0.0, &m), BTCHOL_STATUS_SUCCESS, NULL);
+    memcpy(x, b, sizeof x);
+    EXPECT(btchol_mixed_plan_solve(m, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL, NULL, NULL), BTCHOL_STATUS_INVALID_STATE,
+           "before factor");
+    EXPECT(btchol_mixed_plan_upload(m, NULL, e), BTCHOL_STATUS_NULL_POINTER, "diag");
+    EXPECT(btchol_mixed_plan_upload(m, d, e), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_mixed_plan_factor(m), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_mixed_plan_solve(m, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, &iterations, &be, &fell_back),
+           BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(iterations >= 1 && iterations <= 6 && fell_back == 0 && be <= 32 * 2.220446049250313e-16);
+    for (int item = 0; item < B; item++) CHECK(residual(d, e, item, x + item * ROWS, b + item * ROWS) < 1e-13);
+    EXPECT(btchol_mixed_plan_factor(NULL), BTCHOL_STATUS_NULL_POINTER, "plan");
+    btchol_mixed_plan_destroy(m);
+    btchol_mixed_plan_destroy(NULL);
+
+    /* Gradient of L = sum(w .* x): dL/db = Psi^-1 w, checked against a finite difference in b. */
+    btchol_plan *p = create_plan(BTCHOL_DTYPE_F64, BTCHOL_ALGORITHM_SEQUENTIAL, BTCHOL_LAYOUT_ROW_MAJOR);
+    static double gd[DLEN], ge[ELEN];
+    double w[B * ROWS], g[B * ROWS], xp[B * ROWS];
+    unsigned long long seed = 99;
+    for (int k = 0; k < B * ROWS; k++) w[k] = uniform(&seed);
+    memcpy(x, b, sizeof x);
+    EXPECT(btchol_plan_factor_solve(p, d, e, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL, NULL), BTCHOL_STATUS_SUCCESS, NULL);
+    memcpy(g, w, sizeof g);
+    EXPECT(btchol_plan_gradient(p, x, g, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, gd, NULL), BTCHOL_STATUS_NULL_POINTER,
+           "grad_sub");
+    EXPECT(btchol_plan_gradient(p, x, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, gd, ge), BTCHOL_STATUS_INVALID_ARGUMENT,
+           "overlap");
+    EXPECT(btchol_plan_gradient(p, x, g, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, gd, ge), BTCHOL_STATUS_SUCCESS, NULL);
+    {
+        const double h = 1e-6;
+        int k = 5;
+        double lp = 0, lm = 0;
+        memcpy(xp, b, sizeof xp);
+        xp[k] += h;
+        EXPECT(btchol_plan_solve(p, xp, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_SUCCESS, NULL);
+        for (int i = 0; i < B * ROWS; i++) lp += w[i] * xp[i];
+        memcpy(xp, b, sizeof xp);
+        xp[k] -= h;
+        EXPECT(btchol_plan_solve(p, xp, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_SUCCESS, NULL);
+        for (int i = 0; i < B * ROWS; i++) lm += w[i] * xp[i];
+        CHECK(fabs((lp - lm) / (2 * h) - g[k]) < 1e-7);
+        /* G_D is symmetric: -(lambda x^T + x lambda^T)/2. */
+        CHECK(gd[1] == gd[n] && gd[2] == gd[2 * n]);
+        CHECK(fabs(gd[0] + g[0] * x[0]) < 1e-12);
+    }
+    btchol_plan_destroy(p);
+
+    /* bf16 blocks and right-hand sides, widened exactly; f16 through the same path. */
+    static uint16_t dh[DLEN], eh[ELEN];
+    static double dw[DLEN], ew[ELEN];
+    uint16_t bh[B * ROWS];
+    double bw[B * ROWS];
+    for (int k = 0; k < DLEN; k++) dw[k] = from_bf16(dh[k] = to_bf16(d[k]));
+    for (int k = 0; k < ELEN; k++) ew[k] = from_bf16(eh[k] = to_bf16(e[k]));
+    for (int k = 0; k < B * ROWS; k++) bw[k] = from_bf16(bh[k] = to_bf16(b[k]));
+    p = create_plan(BTCHOL_DTYPE_F64, BTCHOL_ALGORITHM_SEQUENTIAL, BTCHOL_LAYOUT_ROW_MAJOR);
+    EXPECT(btchol_plan_upload_half(p, (btchol_half_format)7, dh, eh), BTCHOL_STATUS_INVALID_ARGUMENT, "half format");
+    EXPECT(btchol_plan_upload_half(p, BTCHOL_HALF_BF16, dh, eh), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_plan_factor(p, NULL, NULL), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_plan_solve_half(p, BTCHOL_HALF_BF16, bh, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL),
+           BTCHOL_STATUS_NULL_POINTER, "x");
+    EXPECT(btchol_plan_solve_half(p, BTCHOL_HALF_BF16, bh, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, x), BTCHOL_STATUS_SUCCESS,
+           NULL);
+    for (int item = 0; item < B; item++) CHECK(residual(dw, ew, item, x + item * ROWS, bw + item * ROWS) < 1e-13);
+    bh[0] = 0x7f80; /* +Inf in bf16 and a large finite value in f16 */
+    EXPECT(btchol_plan_solve_half(p, BTCHOL_HALF_BF16, bh, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, x),
+           BTCHOL_STATUS_NON_FINITE_INPUT, NULL);
+    good_cycle(p, d, e, b);
+    btchol_plan_destroy(p);
+}
+
 int main(void) {
     static double d[DLEN], e[ELEN], b[B * ROWS];
     unsigned long long seed = 7;
@@ -682,6 +781,7 @@ int main(void) {
     test_threads(d, e, b);
     test_regularize(d, e, b);
     test_masks(d, e, b);
+    test_learning_features(d, e, b);
 
     printf("test_capi: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

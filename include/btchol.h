@@ -60,6 +60,13 @@
 #define BTCHOL_ABI_VERSION 0
 
 /**
+ * An opaque mixed-precision plan from `btchol_mixed_plan_create`: f64 blocks and right-hand
+ * sides, an f32 factor, f64 accuracy by iterative refinement (falling back to an f64 factor when
+ * refinement does not converge). Same thread rules as `btchol_plan`.
+ */
+typedef struct btchol_mixed_plan btchol_mixed_plan;
+
+/**
  * An opaque plan: created by `btchol_plan_create` for one shape (B, N, n) and element type, it
  * owns its workspace, allocated once at creation, for upload, factor and solve. Destroy it with
  * `btchol_plan_destroy`.
@@ -168,6 +175,12 @@ typedef struct btchol_plan_options {
  * Element type of a plan: `BTCHOL_DTYPE_F32` or `BTCHOL_DTYPE_F64`.
  */
 typedef int32_t btchol_dtype;
+
+/**
+ * Input formats of 16 bits for `btchol_plan_upload_half` and `btchol_plan_solve_half` (an
+ * integer, like the other enumerations, so that a bad value is an error, not undefined behaviour).
+ */
+typedef int32_t btchol_half_format;
 
 /**
  * The call succeeded.
@@ -297,6 +310,16 @@ typedef int32_t btchol_dtype;
  */
 #define BTCHOL_ALGORITHM_NESTED_DISSECTION 2
 
+/**
+ * IEEE 754 binary16.
+ */
+#define BTCHOL_HALF_F16 0
+
+/**
+ * bfloat16 (the upper 16 bits of an IEEE binary32).
+ */
+#define BTCHOL_HALF_BF16 1
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -319,6 +342,70 @@ const char *btchol_status_string(btchol_status status);
  * `btchol_cuda_available` leave it untouched. Thread-safe: each thread has its own message.
  */
 const char *btchol_last_error_message(void);
+
+/**
+ * Creates a mixed-precision plan for (B, N, n) = (batch, n_blocks, block_size). `options` as for
+ * `btchol_plan_create` (NULL: defaults) apply to the f32 factor and the f64 fallback;
+ * `max_iterations` (0: 10) bounds the refinement steps of a solve; `tolerance` (0: 32 * DBL_EPSILON)
+ * is the normwise backward error a solve must reach.
+ *
+ * # Safety
+ * `options` is NULL or initialised; `out_plan` is writable.
+ */
+btchol_status btchol_mixed_plan_create(int64_t batch,
+                                       int64_t n_blocks,
+                                       int64_t block_size,
+                                       const struct btchol_plan_options *options,
+                                       int64_t max_iterations,
+                                       double tolerance,
+                                       struct btchol_mixed_plan **out_plan);
+
+/**
+ * Destroys a mixed-precision plan; NULL is a no-op.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle, destroyed once.
+ */
+void btchol_mixed_plan_destroy(struct btchol_mixed_plan *plan);
+
+/**
+ * Copies f64 blocks (sizes and layout as `btchol_plan_upload`) into the plan. Errors as
+ * `btchol_plan_upload`, and `BTCHOL_STATUS_INVALID_ARGUMENT` for entries beyond the f32 range.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `diag`/`sub` NULL or hold B*N*n*n / B*(N-1)*n*n doubles.
+ */
+btchol_status btchol_mixed_plan_upload(struct btchol_mixed_plan *plan,
+                                       const double *diag,
+                                       const double *sub);
+
+/**
+ * Factors in f32 (in f64 when the f32 factor fails). `BTCHOL_STATUS_NOT_POSITIVE_DEFINITE` is the
+ * f64 factor's verdict.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle.
+ */
+btchol_status btchol_mixed_plan_factor(struct btchol_mixed_plan *plan);
+
+/**
+ * Solves in place to f64 accuracy (shape arguments as `btchol_plan_solve`, f64 elements). Writes
+ * the refinement steps taken, the final normwise backward error and whether the f64 fallback
+ * solved (1) or not (0) to the optional outputs (each may be NULL).
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `rhs` as for `btchol_plan_solve` with doubles; the outputs
+ * are NULL or writable.
+ */
+btchol_status btchol_mixed_plan_solve(struct btchol_mixed_plan *plan,
+                                      double *rhs,
+                                      int64_t nrhs,
+                                      btchol_layout layout,
+                                      int64_t ld,
+                                      int64_t item_stride,
+                                      int64_t *out_iterations,
+                                      double *out_backward_error,
+                                      int32_t *out_fell_back);
 
 /**
  * Sets every field of `*options` to its default and `options->struct_size` to
@@ -472,6 +559,66 @@ btchol_status btchol_plan_boosted_pivots(const struct btchol_plan *plan, int64_t
  * `plan` is NULL or a live handle; `out_logdet` is NULL or points to B writable `double`.
  */
 btchol_status btchol_plan_logdet(struct btchol_plan *plan, double *out_logdet);
+
+/**
+ * The backward pass of `btchol_plan_solve`, with the existing factor. `x` holds the solution of
+ * the forward solve; `grad` holds dL/dx on entry and dL/db on return (both with the shape of
+ * `btchol_plan_solve`: nrhs, layout, ld, item_stride). `grad_diag` (B*N*n*n elements) and
+ * `grad_sub` (B*(N-1)*n*n) receive the blocks of the symmetric matrix
+ * G = -(lambda x^T + x lambda^T)/2, lambda = Psi^-1 dL/dx, summed over right-hand sides, in the
+ * plan's block layout (D blocks with both triangles). dL = <G, dPsi> for symmetric perturbations
+ * of Psi's pattern: the derivative with respect to an entry E_i(r,c) is 2*G_E(r,c), to a
+ * lower-triangle entry D_i(r,c), r > c, 2*G_D(r,c), and to D_i(r,r) G_D(r,r).
+ *
+ * Errors: those of `btchol_plan_solve` (also for `x`), and `BTCHOL_STATUS_INVALID_ARGUMENT` for
+ * overlapping buffers. `grad_sub` may be NULL when N = 1. Items whose factor failed
+ * are left unchanged and reported with `BTCHOL_STATUS_NOT_POSITIVE_DEFINITE`.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; the buffers are NULL or hold the element counts above in the
+ * plan's dtype.
+ */
+btchol_status btchol_plan_gradient(struct btchol_plan *plan,
+                                   const void *x,
+                                   void *grad,
+                                   int64_t nrhs,
+                                   btchol_layout layout,
+                                   int64_t ld,
+                                   int64_t item_stride,
+                                   void *grad_diag,
+                                   void *grad_sub);
+
+/**
+ * `btchol_plan_upload` for blocks given as 16-bit floats (`format`: F16 or BF16), with the
+ * element counts and layout of `btchol_plan_upload`: widened exactly to the plan's dtype on the
+ * host, checked for NaN/Inf, then uploaded.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `diag` and `sub` are NULL or hold B*N*n*n and B*(N-1)*n*n
+ * 16-bit values.
+ */
+btchol_status btchol_plan_upload_half(struct btchol_plan *plan,
+                                      btchol_half_format format,
+                                      const uint16_t *diag,
+                                      const uint16_t *sub);
+
+/**
+ * `btchol_plan_solve` for right-hand sides given as 16-bit floats: `rhs` (format F16 or BF16,
+ * shape nrhs/layout/ld/item_stride as for `btchol_plan_solve`) is widened exactly and the
+ * solution is written to `x` (same shape, the plan's dtype); `rhs` is not modified.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `rhs` and `x` are NULL or hold the element count of
+ * `btchol_plan_solve` (16-bit values and plan-dtype values respectively).
+ */
+btchol_status btchol_plan_solve_half(struct btchol_plan *plan,
+                                     btchol_half_format format,
+                                     const uint16_t *rhs,
+                                     int64_t nrhs,
+                                     btchol_layout layout,
+                                     int64_t ld,
+                                     int64_t item_stride,
+                                     void *x);
 
 /**
  * `btchol_plan_upload` for the items `mask` selects: `mask` points to B bytes, 1 = upload item b,

@@ -26,12 +26,14 @@
 mod boundary;
 pub mod errors;
 mod last_error;
+pub mod mixed;
 pub mod options;
 pub mod plan;
 pub mod version;
 
 pub use errors::*;
 pub use last_error::btchol_last_error_message;
+pub use mixed::*;
 pub use options::*;
 pub use plan::*;
 pub use version::*;

@@ -122,6 +122,10 @@ impl MixedPlan {
     pub fn dims(&self) -> Dims {
         self.dims
     }
+    /// Element layout of the blocks passed to [`MixedPlan::upload`].
+    pub fn layout(&self) -> Layout {
+        self.options.layout
+    }
     /// The f32 plan that factors (its backend, algorithm, item status).
     pub fn low_precision_plan(&self) -> &Plan<f32> {
         &self.low

@@ -8,12 +8,14 @@
 // solve, stream.
 mod copy;
 mod factor;
+mod gradient;
 mod masked;
 mod solve;
 mod stream;
 
 pub use copy::*;
 pub use factor::*;
+pub use gradient::*;
 pub use masked::*;
 pub use solve::*;
 pub use stream::*;
