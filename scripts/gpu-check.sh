@@ -52,6 +52,10 @@ step kernels-warm .bundle/btchol kernels --warm
 for t in .bundle/tests/*; do
     step "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
 done
+# The feature tests again with CUDA plans (mixed precision, gradients, half inputs).
+for t in .bundle/tests/refine_gradient-*; do
+    step test-refine_gradient-cuda env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
+done
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"
@@ -61,6 +65,8 @@ step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
 step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
+step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,64,128 --N 1024,16384 \
+    --batch 1 --nrhs 1 --csv "$out/bench-mixed.csv"
 echo
 echo "gpu-check on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"
 [ "$fail" -eq 0 ]

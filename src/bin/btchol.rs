@@ -60,7 +60,11 @@ Problem (flags marked * take a comma-separated list; the run sweeps their Cartes
   --algorithm seq|nd|auto *    sequential (paper Alg. 1) or nested dissection (Alg. 4); auto lets
                                the plan choose (default auto); rows show the resolved algorithm.
                                The CUDA backend runs nd only
-  --dtype f64|f32 *            element type (default f64)
+  --dtype f64|f32|mixed *      working precision (default f64); mixed: f64 problem, f32 factor,
+                               iterative refinement to f64 accuracy (--precision is the same)
+  --deterministic              PlanOptions::deterministic (bitwise-reproducible results)
+  --regularize S               static diagonal shift S (PlanOptions::diag_shift)
+  --mask-fraction F            factor and solve only floor(F*B) items, spread evenly (CPU)
   --n SIZE *                   block size n (lower-case n; default 32)
   --N COUNT *                  number of diagonal blocks N (upper-case N; default 1024)
   --batch B *                  independent systems per plan (default 1)
@@ -289,7 +293,7 @@ fn describe(c: &Case) -> String {
         "--backend {} --algorithm {} --dtype {} --n {} --N {} --batch {} --nrhs {} --threads {}",
         c.backend.name(),
         c.algorithm.name(),
-        c.dtype.name(),
+        c.precision_name(),
         c.dims.block_size,
         c.dims.n_blocks,
         c.dims.batch,
@@ -308,9 +312,9 @@ fn demo() -> Result<ExitCode, Failure> {
     let mut text = String::new();
     let dims = Dims::new(1, 1024, 32).map_err(|e| Failure::Run(e.to_string()))?;
     let case =
-        Case { backend: Backend::Auto, algorithm: Algorithm::Auto, dtype: DType::F64, dims, nrhs: 1, threads: 0 };
+        Case { backend: Backend::Auto, algorithm: Algorithm::Auto, dtype: DType::F64, mixed: false, dims, nrhs: 1, threads: 0 };
     // Fixed repeats keep the demo's run time predictable (well under a second on a laptop).
-    let settings = RunSettings { repeats: Some(9), warmup: 2, seed: 42 };
+    let settings = RunSettings { repeats: Some(9), ..BenchConfig::default().run };
     let m = measure::run_case(&case, &settings).map_err(|e| Failure::Run(format!("demo failed: {e}")))?;
     let gflops = m.flops_seq / (m.factor_us.median * 1e-6) / 1e9;
     let ok = m.backward_error <= DEMO_MAX_BACKWARD_ERROR;

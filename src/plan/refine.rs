@@ -67,7 +67,10 @@ pub struct MixedPlan {
     /// Scratch in the caller's block layout, f32 (upload).
     diag32: Vec<f32>,
     sub32: Vec<f32>,
-    /// Dense row-major right-hand-side scratch: b, x, r (f64) and the correction (f32).
+    /// E blocks column-major (the row-major `sub` read as column-major is Eᵀ).
+    sub_t: Vec<f64>,
+    /// Dense column-major right-hand-side scratch (item, column, row): b, x, r (f64) and the
+    /// correction (f32).
     b: Vec<f64>,
     x: Vec<f64>,
     r: Vec<f64>,
@@ -108,6 +111,7 @@ impl MixedPlan {
             high: None,
             diag: Vec::new(),
             sub: Vec::new(),
+            sub_t: Vec::new(),
             norm_inf: vec![0.0; dims.batch],
             diag32: Vec::new(),
             sub32: Vec::new(),
@@ -164,6 +168,14 @@ impl MixedPlan {
                             blk[r * n + c] = matrix.e(b, i, r, c);
                         }
                     }
+                }
+            }
+        }
+        self.sub_t.resize(dims.sub_len(), 0.0);
+        for (s, t) in self.sub.chunks_exact(n * n).zip(self.sub_t.chunks_exact_mut(n * n)) {
+            for r in 0..n {
+                for c in 0..n {
+                    t[c * n + r] = s[r * n + c];
                 }
             }
         }
@@ -238,7 +250,7 @@ impl MixedPlan {
         rhs.check_finite(dims)?;
         let m = rhs.nrhs();
         let len = dims.batch * dims.rows() * m;
-        let dense = RhsShape::dense(dims, m, Layout::RowMajor);
+        let dense = RhsShape::dense(dims, m, Layout::ColMajor);
         self.b.resize(len, 0.0);
         for item in 0..dims.batch {
             for row in 0..dims.rows() {
@@ -269,7 +281,7 @@ impl MixedPlan {
     /// The refinement loop on the dense row-major b; the result in x.
     fn refine(&mut self, m: usize) -> Result<RefineReport> {
         let dims = self.dims;
-        let dense = RhsShape::dense(dims, m, Layout::RowMajor);
+        let dense = RhsShape::dense(dims, m, Layout::ColMajor);
         let max_iterations = if self.refine.max_iterations == 0 { 10 } else { self.refine.max_iterations };
         let tolerance = if self.refine.tolerance == 0.0 { 32.0 * f64::EPSILON } else { self.refine.tolerance };
         let len = self.b.len();
@@ -318,24 +330,26 @@ impl MixedPlan {
         Ok(RefineReport { iterations, backward_error: self.backward_error(m), fell_back: true })
     }
 
-    /// r ← b − Ψx in f64 (dense row-major, m columns), parallel over items × block rows.
+    /// r ← b − Ψx in f64 (dense column-major, m columns), parallel over (item, column, block row)
+    /// segments of n rows. Every product is a sum of contiguous column axpys, which vectorise.
     fn residual(&mut self, m: usize) {
         let Dims { n_blocks: nb, block_size: n, .. } = self.dims;
         self.r.resize(self.b.len(), 0.0);
-        let (diag, sub, x, b) = (&self.diag, &self.sub, &self.x, &self.b);
-        let rows = nb * n;
-        self.r.par_chunks_mut(n * m).enumerate().for_each(|(chunk, r)| {
-            let (item, i) = (chunk / nb, chunk % nb);
-            let xi = |blk: usize| &x[(item * rows + blk * n) * m..][..n * m];
-            r.copy_from_slice(&b[(item * rows + i * n) * m..][..n * m]);
-            // Ψ_{i,i} = D_i, Ψ_{i,i−1} = E_{i−1}, Ψ_{i,i+1} = E_iᵀ (all row-major n×n).
-            let d = &diag[(item * nb + i) * n * n..][..n * n];
-            gemm_sub(r, d, xi(i), n, m, false);
+        let (diag, sub, sub_t, x, b) = (&self.diag, &self.sub, &self.sub_t, &self.x, &self.b);
+        self.r.par_chunks_mut(n).enumerate().for_each(|(q, r)| {
+            // Segment q: block row i of column (item, col); the column starts at (q − i)·n.
+            let (column, i) = (q / nb, q % nb);
+            let item = column / m;
+            let x_block = |blk: usize| &x[(column * nb + blk) * n..][..n];
+            r.copy_from_slice(&b[q * n..][..n]);
+            // Column-major Ψ_{i,i} = D_i (symmetric), Ψ_{i,i−1} = E_{i−1} (sub_t), Ψ_{i,i+1} = E_iᵀ
+            // (the row-major E read as column-major).
+            axpy_sub(r, &diag[(item * nb + i) * n * n..][..n * n], x_block(i));
             if i > 0 {
-                gemm_sub(r, &sub[(item * (nb - 1) + i - 1) * n * n..][..n * n], xi(i - 1), n, m, false);
+                axpy_sub(r, &sub_t[(item * (nb - 1) + i - 1) * n * n..][..n * n], x_block(i - 1));
             }
             if i + 1 < nb {
-                gemm_sub(r, &sub[(item * (nb - 1) + i) * n * n..][..n * n], xi(i + 1), n, m, true);
+                axpy_sub(r, &sub[(item * (nb - 1) + i) * n * n..][..n * n], x_block(i + 1));
             }
         });
     }
@@ -348,7 +362,7 @@ impl MixedPlan {
             for col in 0..m {
                 let (mut rn, mut xn, mut bn) = (0.0f64, 0.0f64, 0.0f64);
                 for row in 0..rows {
-                    let k = (item * rows + row) * m + col;
+                    let k = (item * m + col) * rows + row;
                     rn = rn.max(self.r[k].abs());
                     xn = xn.max(self.x[k].abs());
                     bn = bn.max(self.b[k].abs());
@@ -381,17 +395,12 @@ impl MixedPlan {
     }
 }
 
-/// r ← r − A·x (or Aᵀ·x with `transpose`) for a row-major n×n A and row-major n×m x, r.
-fn gemm_sub(r: &mut [f64], a: &[f64], x: &[f64], n: usize, m: usize, transpose: bool) {
-    for row in 0..n {
-        let out = &mut r[row * m..][..m];
-        for k in 0..n {
-            let v = if transpose { a[k * n + row] } else { a[row * n + k] };
-            if v != 0.0 {
-                for (o, xv) in out.iter_mut().zip(&x[k * m..][..m]) {
-                    *o -= v * xv;
-                }
-            }
+/// r ← r − A·x for a column-major n×n A and vectors of length n: one axpy per column of A.
+fn axpy_sub(r: &mut [f64], a: &[f64], x: &[f64]) {
+    let n = r.len();
+    for (k, &xk) in x.iter().enumerate() {
+        for (rr, av) in r.iter_mut().zip(&a[k * n..(k + 1) * n]) {
+            *rr -= av * xk;
         }
     }
 }

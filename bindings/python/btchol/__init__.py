@@ -23,12 +23,24 @@ accepts any array of the right shape and dtype and makes it contiguous in the pl
 (a NumPy copy only when it is not already). ``solve`` works in place and never copies: the
 array must be writable, of the plan's dtype, and strided so that the C API can address it
 (contiguous in either order per item, or a view with a unit stride along rows or columns).
+
+Beyond factor and solve:
+
+* ``Plan.gradient(x, grad_x)``: the backward pass of ``solve`` (dL/db and dL/dPsi's blocks),
+  for reverse-mode differentiation (e.g. inside a ``torch.autograd.Function``).
+* 16-bit inputs: ``Plan.upload`` and ``Plan.solve`` accept ``np.float16`` arrays (IEEE binary16),
+  and, with ``half_format="bf16"``, ``uint16``/``int16`` arrays holding bfloat16 bits; they are
+  widened exactly to the plan's dtype.
+* ``MixedPlan``: float64 problems factored in float32 and solved to float64 accuracy by
+  iterative refinement (falling back to a float64 factor when refinement does not converge);
+  ``last_report`` (a ``RefineReport``) says how each solve went.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,6 +69,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Plan",
+    "MixedPlan",
+    "RefineReport",
+    "HALF_F16",
+    "HALF_BF16",
     "version",
     "version_number",
     "cuda_available",
@@ -95,6 +111,19 @@ _ALGORITHMS = {
     "nd": _capi.ALGORITHM_NESTED_DISSECTION,
 }
 _ALGORITHM_NAMES = {v: k for k, v in _ALGORITHMS.items()}
+
+#: ``half_format`` values (btchol_half_format): IEEE binary16 and bfloat16.
+HALF_F16 = _capi.HALF_F16
+HALF_BF16 = _capi.HALF_BF16
+_HALF_FORMATS = {
+    "f16": _capi.HALF_F16,
+    "float16": _capi.HALF_F16,
+    "bf16": _capi.HALF_BF16,
+    "bfloat16": _capi.HALF_BF16,
+    _capi.HALF_F16: _capi.HALF_F16,
+    _capi.HALF_BF16: _capi.HALF_BF16,
+}
+_HALF_NAMES = {_capi.HALF_F16: "f16", _capi.HALF_BF16: "bf16"}
 
 
 def version() -> str:
@@ -180,85 +209,77 @@ def _stream_handle(stream) -> int:
     return int(stream)
 
 
-class Plan:
-    """A btchol plan for B systems of N diagonal blocks of size n, with all of its workspace.
+def _half_format_arg(half_format):
+    """A btchol_half_format from None, 'f16'/'float16', 'bf16'/'bfloat16', HALF_F16 or HALF_BF16."""
+    if half_format is None:
+        return None
+    key = half_format.lower() if isinstance(half_format, str) else half_format
+    if isinstance(key, bool) or not isinstance(key, (str, int, np.integer)) or key not in _HALF_FORMATS:
+        raise ValueError(f"unknown half_format {half_format!r}; expected 'f16', 'bf16', HALF_F16 or HALF_BF16")
+    return _HALF_FORMATS[key]
 
-    Parameters
-    ----------
-    batch, N, n : int
-        Batch size B, number of diagonal blocks N and block size n (all >= 1).
-    dtype : np.float64 (default) or np.float32
-    layout : 'C' (default) or 'F'
-        Storage of each block and the array conventions of the whole plan (module docstring).
-    backend : 'auto' (default: the GPU if usable, else the CPU), 'cpu' or 'cuda'
-    algorithm : 'auto' (default), 'seq' (sequential block recursion) or 'nd' (nested dissection)
-    threads : int
-        CPU threads of the plan's pool; 0 (default) means all cores.
-    max_nrhs : int
-        GPU only: right-hand sides solved per pass; 0 (default) means 16.
-    diag_shift : float
-        Static regularisation sigma: the plan factors Psi + sigma*I (your arrays are not
-        modified). 0.0 (default) is off.
-    pivot_threshold, pivot_boost : float
-        "Boost small pivots": with ``pivot_boost`` > 0, a pivot d <= ``pivot_threshold`` is
-        replaced by ``pivot_boost`` and counted (``boosted_pivots()``) instead of failing. CPU
-        only (``backend='cuda'`` raises UnsupportedError; 'auto' picks the CPU). 0.0 (default) is
-        off.
-    deterministic : bool
-        Bitwise-identical results for identical inputs, options and thread count on the same
-        machine. Both backends are deterministic today, so it costs nothing.
 
-    A plan is not thread-safe (the library reports overlapping use as InvalidStateError); use one
-    plan per thread. Close it with ``close()`` or a ``with`` block; ``__del__`` closes it too.
-    """
-
-    _destroy = staticmethod(_capi.plan_destroy)  # kept reachable for __del__ at interpreter exit
-
-    def __init__(
-        self,
-        batch: int,
-        N: int,
-        n: int,
-        dtype=np.float64,
-        layout: str = "C",
-        backend: str = "auto",
-        algorithm: str = "auto",
-        threads: int = 0,
-        max_nrhs: int = 0,
-        diag_shift: float = 0.0,
-        pivot_threshold: float = 0.0,
-        pivot_boost: float = 0.0,
-        deterministic: bool = False,
-    ):
-        self._handle = None
-        self._keep = ()
-        self._stream_obj = None
-        dt = np.dtype(dtype)
-        if dt not in _DTYPES:
-            raise TypeError(f"dtype must be float32 or float64, got {dt}")
-        for name, v in (("batch", batch), ("N", N), ("n", n), ("threads", threads), ("max_nrhs", max_nrhs)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{name} must be an int, got {type(v).__name__}")
-        self.batch, self.N, self.n = int(batch), int(N), int(n)
-        self.dtype = dt
-        opts = _capi.Options()
-        _check(_capi.plan_options_init(ctypes.byref(opts)), "btchol_plan_options_init")
-        opts.layout = _choice(layout, _LAYOUTS, "layout")
-        self.layout = layout.upper()
-        opts.backend = _choice(backend, _BACKENDS, "backend")
-        opts.algorithm = _choice(algorithm, _ALGORITHMS, "algorithm")
-        opts.threads = int(threads)
-        opts.max_nrhs = int(max_nrhs)
-        opts.diag_shift = float(diag_shift)
-        opts.pivot_threshold = float(pivot_threshold)
-        opts.pivot_boost = float(pivot_boost)
-        opts.deterministic = 1 if deterministic else 0
-        handle = ctypes.c_void_p()
-        _check(
-            _capi.plan_create(self.batch, self.N, self.n, _DTYPES[dt], ctypes.byref(opts), ctypes.byref(handle)),
-            "btchol_plan_create",
+def _half_kind(a, fmt, name):
+    """The btchol_half_format of the elements of ``a`` (float16: F16; uint16/int16 bits: ``fmt``),
+    or None when ``a`` is not 16-bit data and no ``half_format`` was given."""
+    dt = a.dtype
+    if dt == np.float16:
+        if fmt == _capi.HALF_BF16:
+            raise TypeError(
+                f"{name} has dtype float16 but half_format is 'bf16': pass bfloat16 bits as uint16 "
+                f"(or int16) arrays, e.g. torch_tensor.view(torch.int16).numpy()"
+            )
+        return _capi.HALF_F16
+    if dt == np.uint16 or dt == np.int16:
+        if fmt is None:
+            raise TypeError(
+                f"{name} has dtype {dt}: pass half_format='bf16' when it holds bfloat16 bits "
+                f"(or 'f16' for IEEE binary16 bits)"
+            )
+        return fmt
+    if fmt is not None:
+        raise TypeError(
+            f"half_format={_HALF_NAMES[fmt]!r} needs {name} as float16 or as uint16/int16 holding the bits, "
+            f"got dtype {dt}"
         )
-        self._handle = handle
+    return None
+
+
+def _widen(bits, fmt, dtype):
+    """16-bit values (an array of uint16 bits) widened exactly to ``dtype`` (same shape/order)."""
+    bits = bits.view(np.uint16)
+    if fmt == _capi.HALF_F16:
+        return bits.view(np.float16).astype(dtype)
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(dtype)
+
+
+def _check_ints(**values):
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+
+
+def _make_options(layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic):
+    """A ``btchol_plan_options`` from Plan's keyword arguments (shared by Plan and MixedPlan)."""
+    opts = _capi.Options()
+    _check(_capi.plan_options_init(ctypes.byref(opts)), "btchol_plan_options_init")
+    opts.layout = _choice(layout, _LAYOUTS, "layout")
+    opts.backend = _choice(backend, _BACKENDS, "backend")
+    opts.algorithm = _choice(algorithm, _ALGORITHMS, "algorithm")
+    opts.threads = int(threads)
+    opts.max_nrhs = int(max_nrhs)
+    opts.diag_shift = float(diag_shift)
+    opts.pivot_threshold = float(pivot_threshold)
+    opts.pivot_boost = float(pivot_boost)
+    opts.deterministic = 1 if deterministic else 0
+    return opts
+
+
+class _PlanBase:
+    """What Plan and MixedPlan share: lifetime, shapes and the addressing of host arrays."""
+
+    _handle = None
+    _keep = ()
 
     # ---- lifetime -------------------------------------------------------------------------
 
@@ -288,40 +309,13 @@ class Plan:
 
     def _h(self):
         if self._handle is None:
-            raise InvalidStateError("the plan is closed", "Plan")
+            raise InvalidStateError("the plan is closed", type(self).__name__)
         return self._handle
-
-    def __repr__(self):
-        state = "closed" if self.closed else f"backend={self.backend!r}, algorithm={self.algorithm!r}"
-        return f"Plan(batch={self.batch}, N={self.N}, n={self.n}, dtype={self.dtype.name}, layout={self.layout!r}, {state})"
-
-    # ---- queries --------------------------------------------------------------------------
 
     @property
     def rows(self) -> int:
         """N*n, the order of each system."""
         return self.N * self.n
-
-    @property
-    def backend(self) -> str:
-        """'cpu' or 'cuda': where the plan runs (never 'auto')."""
-        out = ctypes.c_int32()
-        _check(_capi.plan_backend(self._h(), ctypes.byref(out)), "btchol_plan_backend")
-        return _BACKEND_NAMES[out.value]
-
-    @property
-    def algorithm(self) -> str:
-        """'seq' or 'nd': the factorization the plan runs (never 'auto')."""
-        out = ctypes.c_int32()
-        _check(_capi.plan_algorithm(self._h(), ctypes.byref(out)), "btchol_plan_algorithm")
-        return _ALGORITHM_NAMES[out.value]
-
-    @property
-    def workspace_bytes(self) -> int:
-        """Bytes of workspace the plan holds (host and device)."""
-        out = ctypes.c_int64()
-        _check(_capi.plan_workspace_bytes(self._h(), ctypes.byref(out)), "btchol_plan_workspace_bytes")
-        return out.value
 
     # ---- shapes ---------------------------------------------------------------------------
 
@@ -329,8 +323,10 @@ class Plan:
         n, B = self.n, self.batch
         return (B, count, n, n) if self.layout == "C" else (n, n, count, B)
 
-    def _host_blocks(self, D, E):
-        """D and E as arrays contiguous in the plan's layout (copied only when needed)."""
+    def _host_blocks(self, D, E, dtype=None):
+        """D and E as arrays contiguous in the plan's layout (copied only when needed), of the
+        plan's dtype (or ``dtype``)."""
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
         out = []
         for name, a, count in (("D", D, self.N), ("E", E, self.N - 1)):
             if a is None and count == 0:
@@ -341,10 +337,10 @@ class Plan:
             if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
                 raise TypeError(f"{name} is a device array: use upload_device for device memory")
             a = np.asarray(a)
-            if a.dtype != self.dtype:
+            if a.dtype != dtype:
                 raise TypeError(
-                    f"{name} has dtype {a.dtype}, but the plan's dtype is {self.dtype}: "
-                    f"convert it with {name}.astype(np.{self.dtype.name})"
+                    f"{name} has dtype {a.dtype}, but the plan's dtype is {dtype}: "
+                    f"convert it with {name}.astype(np.{dtype.name})"
                 )
             want = self._block_shape(count)
             if a.shape != want:
@@ -419,6 +415,105 @@ class Plan:
             raise ValueError("b is not aligned for its dtype; pass an aligned copy")
         return self._rhs_args(b.shape, b.strides, b.itemsize, "b")
 
+
+
+class Plan(_PlanBase):
+    """A btchol plan for B systems of N diagonal blocks of size n, with all of its workspace.
+
+    Parameters
+    ----------
+    batch, N, n : int
+        Batch size B, number of diagonal blocks N and block size n (all >= 1).
+    dtype : np.float64 (default) or np.float32
+    layout : 'C' (default) or 'F'
+        Storage of each block and the array conventions of the whole plan (module docstring).
+    backend : 'auto' (default: the GPU if usable, else the CPU), 'cpu' or 'cuda'
+    algorithm : 'auto' (default), 'seq' (sequential block recursion) or 'nd' (nested dissection)
+    threads : int
+        CPU threads of the plan's pool; 0 (default) means all cores.
+    max_nrhs : int
+        GPU only: right-hand sides solved per pass; 0 (default) means 16.
+    diag_shift : float
+        Static regularisation sigma: the plan factors Psi + sigma*I (your arrays are not
+        modified). 0.0 (default) is off.
+    pivot_threshold, pivot_boost : float
+        "Boost small pivots": with ``pivot_boost`` > 0, a pivot d <= ``pivot_threshold`` is
+        replaced by ``pivot_boost`` and counted (``boosted_pivots()``) instead of failing. CPU
+        only (``backend='cuda'`` raises UnsupportedError; 'auto' picks the CPU). 0.0 (default) is
+        off.
+    deterministic : bool
+        Bitwise-identical results for identical inputs, options and thread count on the same
+        machine. Both backends are deterministic today, so it costs nothing.
+
+    A plan is not thread-safe (the library reports overlapping use as InvalidStateError); use one
+    plan per thread. Close it with ``close()`` or a ``with`` block; ``__del__`` closes it too.
+    """
+
+    _destroy = staticmethod(_capi.plan_destroy)  # kept reachable for __del__ at interpreter exit
+
+    def __init__(
+        self,
+        batch: int,
+        N: int,
+        n: int,
+        dtype=np.float64,
+        layout: str = "C",
+        backend: str = "auto",
+        algorithm: str = "auto",
+        threads: int = 0,
+        max_nrhs: int = 0,
+        diag_shift: float = 0.0,
+        pivot_threshold: float = 0.0,
+        pivot_boost: float = 0.0,
+        deterministic: bool = False,
+    ):
+        self._handle = None
+        self._keep = ()
+        self._stream_obj = None
+        dt = np.dtype(dtype)
+        if dt not in _DTYPES:
+            raise TypeError(f"dtype must be float32 or float64, got {dt}")
+        _check_ints(batch=batch, N=N, n=n, threads=threads, max_nrhs=max_nrhs)
+        self.batch, self.N, self.n = int(batch), int(N), int(n)
+        self.dtype = dt
+        opts = _make_options(
+            layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic
+        )
+        self.layout = layout.upper()
+        handle = ctypes.c_void_p()
+        _check(
+            _capi.plan_create(self.batch, self.N, self.n, _DTYPES[dt], ctypes.byref(opts), ctypes.byref(handle)),
+            "btchol_plan_create",
+        )
+        self._handle = handle
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"backend={self.backend!r}, algorithm={self.algorithm!r}"
+        return f"Plan(batch={self.batch}, N={self.N}, n={self.n}, dtype={self.dtype.name}, layout={self.layout!r}, {state})"
+
+    # ---- queries --------------------------------------------------------------------------
+
+    @property
+    def backend(self) -> str:
+        """'cpu' or 'cuda': where the plan runs (never 'auto')."""
+        out = ctypes.c_int32()
+        _check(_capi.plan_backend(self._h(), ctypes.byref(out)), "btchol_plan_backend")
+        return _BACKEND_NAMES[out.value]
+
+    @property
+    def algorithm(self) -> str:
+        """'seq' or 'nd': the factorization the plan runs (never 'auto')."""
+        out = ctypes.c_int32()
+        _check(_capi.plan_algorithm(self._h(), ctypes.byref(out)), "btchol_plan_algorithm")
+        return _ALGORITHM_NAMES[out.value]
+
+    @property
+    def workspace_bytes(self) -> int:
+        """Bytes of workspace the plan holds (host and device)."""
+        out = ctypes.c_int64()
+        _check(_capi.plan_workspace_bytes(self._h(), ctypes.byref(out)), "btchol_plan_workspace_bytes")
+        return out.value
+
     # ---- host data path -------------------------------------------------------------------
 
     def _mask(self, mask):
@@ -430,15 +525,55 @@ class Plan:
             raise ValueError(f"mask must be a bool array of shape ({self.batch},), got {m.dtype} {m.shape}")
         return np.ascontiguousarray(m, dtype=np.uint8)
 
-    def upload(self, D, E=None, mask=None) -> None:
+    def _half_blocks(self, D, E, half_format):
+        """(format, D bits, E bits) as uint16 arrays contiguous in the plan's layout when D and E
+        hold 16-bit floats, else None."""
+        fmt = _half_format_arg(half_format)
+        if self.N == 1 and E is not None and np.shape(E) == self._block_shape(0):
+            E = None  # N == 1: nothing to read, whatever its dtype
+        kinds, arrays = [], []
+        for name, a in (("D", D), ("E", E)):
+            if a is None or (hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)):
+                arrays.append(a)  # _host_blocks reports these
+                continue
+            a = np.asarray(a)
+            kinds.append((name, _half_kind(a, fmt, name)))
+            arrays.append(a)
+        if all(k is None for _, k in kinds):
+            return None
+        if len({k for _, k in kinds}) > 1:
+            desc = ", ".join(f"{name}: {'16-bit' if k is not None else 'not 16-bit'}" for name, k in kinds)
+            raise TypeError(f"D and E must both hold 16-bit floats or both the plan's dtype ({desc})")
+        views = [a.view(np.uint16) if isinstance(a, np.ndarray) else a for a in arrays]
+        Dh, Eh = self._host_blocks(*views, dtype=np.uint16)
+        return kinds[0][1], Dh, Eh
+
+    def upload(self, D, E=None, mask=None, half_format=None) -> None:
         """Copies the batch's blocks into the plan (NaN/Inf are rejected with NonFiniteInputError
         and nothing is copied). ``E`` may be None when N == 1. With ``mask`` (bool, shape (B,)),
         only the selected items are read and copied; the plan keeps the others' factors (CPU
-        plans; CUDA raises UnsupportedError)."""
+        plans; CUDA raises UnsupportedError).
+
+        16-bit input: ``D`` and ``E`` may be ``np.float16`` arrays (IEEE binary16), or, with
+        ``half_format='bf16'``, ``uint16``/``int16`` arrays holding bfloat16 bits (NumPy has no
+        bfloat16 dtype; from PyTorch, ``t.view(torch.int16).numpy()``, or ``.cpu()`` first for a
+        CUDA tensor). ``half_format='f16'`` reads 16-bit integer arrays as binary16 bits. The values
+        are widened exactly to the plan's dtype (``btchol_plan_upload_half``; with ``mask``, by
+        NumPy) and checked for NaN/Inf like any upload."""
         h = self._h()
-        D, E = self._host_blocks(D, E)
-        self._keep = ()
+        half = self._half_blocks(D, E, half_format)
+        if half is None:
+            D, E = self._host_blocks(D, E)
         m = self._mask(mask)
+        self._keep = ()
+        if half is not None:
+            fmt, Dh, Eh = half
+            if m is None:
+                eh = None if Eh is None else Eh.ctypes.data
+                _check(_capi.plan_upload_half(h, fmt, Dh.ctypes.data, eh), "btchol_plan_upload_half")
+                return
+            # No masked 16-bit upload in the C API: widen here (exact) and upload the selection.
+            D, E = _widen(Dh, fmt, self.dtype), (None if Eh is None else _widen(Eh, fmt, self.dtype))
         e = None if E is None else E.ctypes.data
         if m is None:
             _check(_capi.plan_upload(h, D.ctypes.data, e), "btchol_plan_upload")

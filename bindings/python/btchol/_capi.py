@@ -62,6 +62,8 @@ ALGORITHM_AUTO = 0
 ALGORITHM_SEQUENTIAL = 1
 ALGORITHM_NESTED_DISSECTION = 2
 ITEM_PENDING = -1
+HALF_F16 = 0
+HALF_BF16 = 1
 
 
 class Options(ctypes.Structure):
@@ -165,6 +167,40 @@ plan_factor_solve = _declare(
     c_int64,
     _i64_p,
     _i64_p,
+)
+plan_gradient = _declare(
+    "btchol_plan_gradient", c_int32, _plan_p, c_void_p, c_void_p, c_int64, c_int32, c_int64, c_int64, c_void_p, c_void_p
+)
+plan_upload_half = _declare("btchol_plan_upload_half", c_int32, _plan_p, c_int32, c_void_p, c_void_p)
+plan_solve_half = _declare(
+    "btchol_plan_solve_half", c_int32, _plan_p, c_int32, c_void_p, c_int64, c_int32, c_int64, c_int64, c_void_p
+)
+mixed_plan_create = _declare(
+    "btchol_mixed_plan_create",
+    c_int32,
+    c_int64,
+    c_int64,
+    c_int64,
+    POINTER(Options),
+    c_int64,
+    c_double,
+    POINTER(c_void_p),
+)
+mixed_plan_destroy = _declare("btchol_mixed_plan_destroy", None, _plan_p)
+mixed_plan_upload = _declare("btchol_mixed_plan_upload", c_int32, _plan_p, c_void_p, c_void_p)
+mixed_plan_factor = _declare("btchol_mixed_plan_factor", c_int32, _plan_p)
+mixed_plan_solve = _declare(
+    "btchol_mixed_plan_solve",
+    c_int32,
+    _plan_p,
+    c_void_p,
+    c_int64,
+    c_int32,
+    c_int64,
+    c_int64,
+    _i64_p,
+    POINTER(c_double),
+    POINTER(c_int32),
 )
 plan_set_stream = _declare("btchol_plan_set_stream", c_int32, _plan_p, c_void_p)
 plan_synchronize = _declare("btchol_plan_synchronize", c_int32, _plan_p)

@@ -18,7 +18,15 @@ pub const ALGORITHMS: &[(&str, Algorithm)] = &[
     ("sequential", Algorithm::Sequential),
     ("nested-dissection", Algorithm::NestedDissection),
 ];
-pub const DTYPES: &[(&str, DType)] = &[("f64", DType::F64), ("f32", DType::F32)];
+/// `--dtype` / `--precision`: the working precision; `mixed` is an f64 problem factored in f32 and
+/// refined to f64 accuracy (btchol::MixedPlan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    F64,
+    F32,
+    Mixed,
+}
+pub const PRECISIONS: &[(&str, Precision)] = &[("f64", Precision::F64), ("f32", Precision::F32), ("mixed", Precision::Mixed)];
 
 /// Default when `--repeats` is not given: repeat until both bounds are met, then stop (or at the cap).
 pub const AUTO_MIN_REPEATS: usize = 10;
@@ -30,7 +38,7 @@ pub const AUTO_MAX_REPEATS: usize = 1000;
 pub struct BenchConfig {
     pub backend: Backend,
     pub algorithms: Vec<Algorithm>,
-    pub dtypes: Vec<DType>,
+    pub precisions: Vec<Precision>,
     /// n: block sizes.
     pub block_sizes: Vec<usize>,
     /// N: numbers of blocks.
@@ -52,6 +60,12 @@ pub struct RunSettings {
     pub warmup: usize,
     /// Seed of the random matrix; the right-hand side uses `seed + 1`.
     pub seed: u64,
+    /// `--deterministic`: PlanOptions::deterministic.
+    pub deterministic: bool,
+    /// `--regularize S`: PlanOptions::diag_shift (0: off).
+    pub diag_shift: f64,
+    /// `--mask-fraction F`: factor and solve only ⌊F·B⌋ items, spread evenly (CPU plans).
+    pub mask_fraction: Option<f64>,
 }
 
 /// One configuration to measure.
@@ -60,9 +74,22 @@ pub struct Case {
     pub backend: Backend,
     pub algorithm: Algorithm,
     pub dtype: DType,
+    /// f64 problem, f32 factor, refinement (`--precision mixed`; then `dtype` is F64).
+    pub mixed: bool,
     pub dims: Dims,
     pub nrhs: usize,
     pub threads: usize,
+}
+
+impl Case {
+    /// The precision's name in reports: `f64`, `f32` or `mixed`.
+    pub fn precision_name(&self) -> &'static str {
+        if self.mixed {
+            "mixed"
+        } else {
+            self.dtype.name()
+        }
+    }
 }
 
 /// What `btchol bench` was asked for: a run, or its help text.
@@ -77,13 +104,20 @@ impl Default for BenchConfig {
         BenchConfig {
             backend: Backend::Auto,
             algorithms: vec![Algorithm::Auto],
-            dtypes: vec![DType::F64],
+            precisions: vec![Precision::F64],
             block_sizes: vec![32],
             n_blocks: vec![1024],
             batches: vec![1],
             nrhs: vec![1],
             threads: vec![0],
-            run: RunSettings { repeats: None, warmup: 3, seed: 42 },
+            run: RunSettings {
+                repeats: None,
+                warmup: 3,
+                seed: 42,
+                deterministic: false,
+                diag_shift: 0.0,
+                mask_fraction: None,
+            },
             json: false,
             csv: None,
         }
@@ -113,7 +147,31 @@ impl BenchConfig {
                 "--algorithm" => {
                     c.algorithms = parse_list(f, &args.value(&mut flag)?, |s| parse_choice(f, s, ALGORITHMS))?
                 }
-                "--dtype" => c.dtypes = parse_list(f, &args.value(&mut flag)?, |s| parse_choice(f, s, DTYPES))?,
+                "--dtype" | "--precision" => {
+                    if seen.iter().filter(|s| *s == "--dtype" || *s == "--precision").count() > 1 {
+                        return Err(usage!("--dtype and --precision are the same option: give one"));
+                    }
+                    c.precisions = parse_list(f, &args.value(&mut flag)?, |s| parse_choice(f, s, PRECISIONS))?
+                }
+                "--deterministic" => {
+                    args.no_value(&flag)?;
+                    c.run.deterministic = true
+                }
+                "--regularize" => {
+                    let v = args.value(&mut flag)?;
+                    c.run.diag_shift = v
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| usage!("invalid value '{v}' for --regularize: expected a finite diagonal shift"))?
+                }
+                "--mask-fraction" => {
+                    let v = args.value(&mut flag)?;
+                    let x = v.trim().parse::<f64>().ok().filter(|x| *x > 0.0 && *x <= 1.0);
+                    c.run.mask_fraction =
+                        Some(x.ok_or_else(|| usage!("invalid value '{v}' for --mask-fraction: expected 0 < F <= 1"))?)
+                }
                 "--n" => c.block_sizes = sizes(f, &args.value(&mut flag)?)?,
                 "--N" => c.n_blocks = sizes(f, &args.value(&mut flag)?)?,
                 "--batch" => c.batches = sizes(f, &args.value(&mut flag)?)?,
@@ -143,7 +201,12 @@ impl BenchConfig {
     /// CSV sweep read naturally: grouped by dtype, algorithm and threads, then growing n, N.
     pub fn cases(&self) -> Result<Vec<Case>, UsageError> {
         let mut out = Vec::new();
-        for &dtype in &self.dtypes {
+        for &precision in &self.precisions {
+            let (dtype, mixed) = match precision {
+                Precision::F64 => (DType::F64, false),
+                Precision::F32 => (DType::F32, false),
+                Precision::Mixed => (DType::F64, true),
+            };
             for &algorithm in &self.algorithms {
                 for &threads in &self.threads {
                     for &n in &self.block_sizes {
@@ -152,7 +215,7 @@ impl BenchConfig {
                                 for &nrhs in &self.nrhs {
                                     let dims = Dims::new(batch, nb, n)
                                         .map_err(|e| usage!("--n {n} --N {nb} --batch {batch}: {e}"))?;
-                                    out.push(Case { backend: self.backend, algorithm, dtype, dims, nrhs, threads });
+                                    out.push(Case { backend: self.backend, algorithm, dtype, mixed, dims, nrhs, threads });
                                 }
                             }
                         }
@@ -172,6 +235,10 @@ const BENCH_FLAGS: &[&str] = &[
     "--backend",
     "--algorithm",
     "--dtype",
+    "--precision",
+    "--deterministic",
+    "--regularize",
+    "--mask-fraction",
     "--n",
     "--N",
     "--batch",
@@ -222,6 +289,13 @@ mod tests {
         assert!(parse(&["--n", "0"]).is_err());
         assert!(parse(&["--n", "8", "--n", "16"]).is_err());
         assert!(parse(&["--dtype", "f16"]).is_err());
+        assert!(parse(&["--dtype", "f32", "--precision", "mixed"]).is_err());
+        assert!(parse(&["--mask-fraction", "0"]).is_err());
+        assert!(parse(&["--regularize", "nan"]).is_err());
+        let c = parse(&["--precision", "f64,mixed", "--deterministic", "--mask-fraction", "0.5"]).unwrap();
+        let cases = c.cases().unwrap();
+        assert_eq!(cases.iter().map(|k| k.mixed).collect::<Vec<_>>(), [false, true]);
+        assert!(c.run.deterministic && c.run.mask_fraction == Some(0.5));
         assert!(parse(&["--Batch", "2"]).unwrap_err().0.contains("--batch"));
         assert!(parse(&["--json=1"]).is_err());
         assert!(parse(&["--n", "5000"]).unwrap().cases().is_err());

@@ -6,7 +6,11 @@ use std::time::Instant;
 
 use btchol::reference::{backward_error, random_problem, random_vec};
 use btchol::schedule::{sequential_factor_flops, Schedule};
-use btchol::{Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, Plan, PlanOptions, RhsMut, RhsRef, Scalar};
+use btchol::{
+    Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, MixedPlan, Plan, PlanOptions, RefineOptions, RhsMut, RhsRef,
+    Scalar,
+};
+use sha2::{Digest, Sha256};
 
 use crate::config::{Case, RunSettings, AUTO_MAX_REPEATS, AUTO_MIN_REPEATS, AUTO_MIN_SECONDS};
 use crate::system;
@@ -31,6 +35,38 @@ pub struct Measurement {
     pub flops_schedule: f64,
     /// Bytes that must move at least: read D and E once, write the factor once.
     pub bytes_min: f64,
+    pub settings: RunSettings,
+    /// Refinement steps of the last solve (`mixed` only; else 0).
+    pub refine_iterations: usize,
+    /// The last mixed solve fell back to an f64 factor.
+    pub fell_back: bool,
+    /// Items factored and solved (B, or ⌊F·B⌋ with --mask-fraction F).
+    pub active_items: usize,
+    /// SHA-256 of the last solution's bytes (little-endian elements of all items, in order).
+    pub solution_sha256: String,
+}
+
+/// `--mask-fraction F`: ⌊F·B⌋ items (at least 1), spread evenly over the batch.
+fn mask_for(batch: usize, fraction: f64) -> Vec<bool> {
+    let count = ((fraction * batch as f64).floor() as usize).max(1);
+    (0..batch).map(|k| (k + 1) * count / batch > k * count / batch).collect()
+}
+
+fn sha256_hex<T: Scalar>(x: &[T]) -> String {
+    let mut h = Sha256::new();
+    for v in x {
+        h.update(bytes_of(*v));
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The element's own little-endian bytes (4 for f32, 8 for f64).
+fn bytes_of<T: Scalar>(v: T) -> Vec<u8> {
+    if std::mem::size_of::<T>() == 4 {
+        (v.to_f64() as f32).to_le_bytes().to_vec()
+    } else {
+        v.to_f64().to_le_bytes().to_vec()
+    }
 }
 
 /// Order statistics of a set of timings (µs).
@@ -59,6 +95,9 @@ impl Stats {
 
 /// Measures one case in its dtype.
 pub fn run_case(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> {
+    if case.mixed {
+        return run_mixed(case, settings);
+    }
     match case.dtype {
         DType::F64 => run_typed::<f64>(case, settings),
         DType::F32 => run_typed::<f32>(case, settings),
@@ -76,45 +115,27 @@ pub fn estimated_bytes(case: &Case) -> u64 {
     (5 * blocks + 2 * rhs) * elem
 }
 
-fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> {
-    let dims = case.dims;
-    let options = PlanOptions {
+fn plan_options(case: &Case, settings: &RunSettings) -> PlanOptions {
+    PlanOptions {
         backend: case.backend,
         algorithm: case.algorithm,
         layout: Layout::RowMajor,
         threads: case.threads,
+        deterministic: settings.deterministic,
+        diag_shift: settings.diag_shift,
         ..Default::default()
-    };
-    let mut plan = Plan::<T>::new(dims, options)?;
-    let (d, e) = random_problem::<T>(settings.seed, dims, Layout::RowMajor, 1.0);
-    let matrix = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e)?;
-    let rhs_len = dims.batch * dims.rows() * case.nrhs;
-    let b = random_vec::<T>(settings.seed.wrapping_add(1), rhs_len);
-    let mut x = b.clone();
+    }
+}
 
-    // One repeat: returns (factor µs, solve µs); x holds the solution afterwards.
-    let mut once = |x: &mut Vec<T>| -> Result<(f64, f64), Error> {
-        plan.upload(&matrix)?;
-        let t = Instant::now();
-        plan.factor()?;
-        // A GPU plan may return with work queued: the time must include it (no-op on the CPU).
-        plan.synchronize()?;
-        let factor = t.elapsed().as_secs_f64() * 1e6;
-        x.copy_from_slice(&b);
-        let mut rhs = RhsMut::dense(dims, case.nrhs, Layout::RowMajor, x)?;
-        let t = Instant::now();
-        plan.solve(&mut rhs)?;
-        plan.synchronize()?;
-        Ok((factor, t.elapsed().as_secs_f64() * 1e6))
-    };
-
+/// Repeats `once` (warm-up first) until the repeat settings are met; returns its timings.
+fn repeat(settings: &RunSettings, mut once: impl FnMut() -> Result<(f64, f64), Error>) -> Result<(Stats, Stats), Error> {
     for _ in 0..settings.warmup {
-        once(&mut x)?;
+        once()?;
     }
     let (mut factor_us, mut solve_us) = (Vec::new(), Vec::new());
     let start = Instant::now();
     loop {
-        let (f, s) = once(&mut x)?;
+        let (f, s) = once()?;
         factor_us.push(f);
         solve_us.push(s);
         let k = factor_us.len();
@@ -126,19 +147,64 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
             }
         };
         if done {
-            break;
+            return Ok((Stats::of(&factor_us), Stats::of(&solve_us)));
         }
     }
+}
 
-    let backward_error = backward_error(
+/// Mixed precision: f64 problem, f32 factor (timed as the factor), refinement (timed as the solve).
+fn run_mixed(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> {
+    let dims = case.dims;
+    if settings.mask_fraction.is_some() {
+        return Err(Error::Unsupported("--mask-fraction with --precision mixed".into()));
+    }
+    let mut plan = MixedPlan::new(dims, plan_options(case, settings), RefineOptions::default())?;
+    let (d, e) = random_problem::<f64>(settings.seed, dims, Layout::RowMajor, 1.0);
+    let matrix = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e)?;
+    let b = random_vec::<f64>(settings.seed.wrapping_add(1), dims.batch * dims.rows() * case.nrhs);
+    let mut x = b.clone();
+    let mut report = None;
+    let (factor_us, solve_us) = repeat(settings, || {
+        plan.upload(&matrix)?;
+        let t = Instant::now();
+        plan.factor()?;
+        plan.low_precision_plan().synchronize()?;
+        let factor = t.elapsed().as_secs_f64() * 1e6;
+        x.copy_from_slice(&b);
+        let t = Instant::now();
+        report = Some(plan.solve(&mut RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut x)?)?);
+        Ok((factor, t.elapsed().as_secs_f64() * 1e6))
+    })?;
+    let report = report.expect("at least one repeat");
+    let low = plan.low_precision_plan();
+    let mut m = measurement(case, settings, low.backend(), low.gpu_name(), low.algorithm(), low.threads(), 4);
+    m.factor_us = factor_us;
+    m.solve_us = solve_us;
+    m.backward_error = backward_error(
         &matrix,
         &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &x)?,
         &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &b)?,
         &[],
     );
+    m.refine_iterations = report.iterations;
+    m.fell_back = report.fell_back;
+    m.solution_sha256 = sha256_hex(&x);
+    Ok(m)
+}
 
+/// A measurement with the case's work counts and no timings yet (`elem`: bytes per element of the
+/// factor).
+fn measurement(
+    case: &Case,
+    settings: &RunSettings,
+    backend: Backend,
+    gpu: Option<&str>,
+    algorithm: Algorithm,
+    threads: usize,
+    elem: usize,
+) -> Measurement {
+    let dims = case.dims;
     let (nb, n, batch) = (dims.n_blocks, dims.block_size, dims.batch as f64);
-    let algorithm = plan.algorithm();
     let (levels, flops_item) = match algorithm {
         Algorithm::NestedDissection => {
             let s = Schedule::new(nb);
@@ -146,22 +212,75 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         }
         _ => (nb, sequential_factor_flops(nb, n)),
     };
-    let bytes_min = 2.0 * (2 * nb - 1) as f64 * (n * n) as f64 * batch * std::mem::size_of::<T>() as f64;
-    Ok(Measurement {
+    Measurement {
         case: *case,
-        backend: plan.backend(),
-        device: system::device_name(plan.backend(), plan.gpu_name()),
+        backend,
+        device: system::device_name(backend, gpu),
         algorithm,
-        threads: plan.threads(),
+        threads,
         warmup: settings.warmup,
-        factor_us: Stats::of(&factor_us),
-        solve_us: Stats::of(&solve_us),
-        backward_error,
+        factor_us: Stats::default(),
+        solve_us: Stats::default(),
+        backward_error: f64::NAN,
         levels,
         flops_seq: sequential_factor_flops(nb, n) * batch,
         flops_schedule: flops_item * batch,
-        bytes_min,
-    })
+        bytes_min: 2.0 * (2 * nb - 1) as f64 * (n * n) as f64 * batch * elem as f64,
+        settings: *settings,
+        refine_iterations: 0,
+        fell_back: false,
+        active_items: dims.batch,
+        solution_sha256: String::new(),
+    }
+}
+
+fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> {
+    let dims = case.dims;
+    let options = plan_options(case, settings);
+    let mut plan = Plan::<T>::new(dims, options)?;
+    let (d, e) = random_problem::<T>(settings.seed, dims, Layout::RowMajor, 1.0);
+    let matrix = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e)?;
+    let rhs_len = dims.batch * dims.rows() * case.nrhs;
+    let b = random_vec::<T>(settings.seed.wrapping_add(1), rhs_len);
+    let mut x = b.clone();
+
+    let mask = settings.mask_fraction.map(|f| mask_for(dims.batch, f));
+    // One repeat: returns (factor µs, solve µs); x holds the solution afterwards.
+    let (factor_us, solve_us) = repeat(settings, || {
+        plan.upload(&matrix)?;
+        let t = Instant::now();
+        match &mask {
+            Some(m) => plan.factor_masked(m)?,
+            None => plan.factor()?,
+        }
+        // A GPU plan may return with work queued: the time must include it (no-op on the CPU).
+        plan.synchronize()?;
+        let factor = t.elapsed().as_secs_f64() * 1e6;
+        x.copy_from_slice(&b);
+        let mut rhs = RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut x)?;
+        let t = Instant::now();
+        match &mask {
+            Some(m) => plan.solve_masked(m, &mut rhs)?,
+            None => plan.solve(&mut rhs)?,
+        }
+        plan.synchronize()?;
+        Ok((factor, t.elapsed().as_secs_f64() * 1e6))
+    })?;
+    // Unselected items were not solved: the error is over the selected ones.
+    let skip: Vec<usize> = mask.as_ref().map_or(Vec::new(), |m| (0..dims.batch).filter(|&k| !m[k]).collect());
+    let mut m =
+        measurement(case, settings, plan.backend(), plan.gpu_name(), plan.algorithm(), plan.threads(), std::mem::size_of::<T>());
+    m.factor_us = factor_us;
+    m.solve_us = solve_us;
+    m.backward_error = backward_error(
+        &matrix,
+        &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &x)?,
+        &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &b)?,
+        &skip,
+    );
+    m.active_items = dims.batch - skip.len();
+    m.solution_sha256 = sha256_hex(&x);
+    Ok(m)
 }
 
 #[cfg(test)]
