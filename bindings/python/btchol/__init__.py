@@ -39,6 +39,7 @@ Beyond factor and solve:
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 from typing import NamedTuple
 
@@ -259,7 +260,9 @@ def _check_ints(**values):
             raise TypeError(f"{name} must be an int, got {type(v).__name__}")
 
 
-def _make_options(layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic):
+def _make_options(
+    layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic
+):
     """A ``btchol_plan_options`` from Plan's keyword arguments (shared by Plan and MixedPlan)."""
     opts = _capi.Options()
     _check(_capi.plan_options_init(ctypes.byref(opts)), "btchol_plan_options_init")
@@ -630,13 +633,21 @@ class Plan(_PlanBase):
         _check(_capi.plan_logdet(self._h(), out.ctypes.data), "btchol_plan_logdet")
         return out
 
-    def solve(self, b: np.ndarray, mask=None) -> np.ndarray:
+    def solve(self, b: np.ndarray, mask=None, half_format=None) -> np.ndarray:
         """Solves Psi x = b in place and returns ``b`` (now x). ``b``: shape (B, N*n) or
         (B, N*n, m) for layout 'C', (N*n, B) or (N*n, m, B) for 'F'; the plan's dtype; writable;
         never copied. Items whose factorization failed are left unchanged and
         NotPositiveDefiniteError is raised after the others are solved. With ``mask`` (bool,
         shape (B,)), only the selected items are solved; the others are neither read nor
-        written (CPU plans)."""
+        written (CPU plans).
+
+        16-bit right-hand sides: a ``np.float16`` ``b`` (or, with ``half_format='bf16'``, a
+        ``uint16``/``int16`` array of bfloat16 bits; ``'f16'`` for binary16 bits in integers) is
+        not modified: it is widened exactly and the solution is returned as a **new** array of the
+        plan's dtype and the same shape (``btchol_plan_solve_half``; with ``mask``, the unselected
+        items of the result hold the widened ``b``)."""
+        if half_format is not None or (isinstance(b, np.ndarray) and b.dtype == np.float16):
+            return self._solve_half(b, mask, half_format)
         h = self._h()
         m, layout, ld, stride = self._host_rhs(b)
         mk = self._mask(mask)
@@ -653,6 +664,118 @@ class Plan(_PlanBase):
             raise self._npd(function, k, int(st[k]))
         _check(status, function)
         return b
+
+    def _solve_half(self, b, mask, half_format):
+        h = self._h()
+        fmt = _half_format_arg(half_format)
+        if hasattr(b, "__cuda_array_interface__") and not isinstance(b, np.ndarray):
+            raise TypeError("b is a device array: 16-bit right-hand sides are read from host memory")
+        a = np.asarray(b)
+        kind = _half_kind(a, fmt, "b")
+        order = "C" if self.layout == "C" else "F"
+        # A contiguous copy in the plan's order (16-bit: cheap), so that the result, allocated
+        # in the same order, has the same strides in elements.
+        bits = np.require(a.view(np.uint16), requirements=[order, "A"])
+        m, layout, ld, stride = self._rhs_args(bits.shape, bits.strides, bits.itemsize, "b")
+        mk = self._mask(mask)
+        if mk is not None:  # no masked 16-bit solve in the C API: widen here (exact)
+            return self.solve(np.require(_widen(bits, kind, self.dtype), requirements=[order, "A", "W"]), mask=mask)
+        x = np.empty(bits.shape, dtype=self.dtype, order=order)
+        status = _capi.plan_solve_half(h, kind, bits.ctypes.data, m, layout, ld, stride, x.ctypes.data)
+        if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
+            raise self._npd("btchol_plan_solve_half")
+        _check(status, "btchol_plan_solve_half")
+        return x
+
+    def gradient(self, x, grad_x):
+        """The backward pass of ``solve``, with the current factor: returns
+        ``(grad_b, grad_D, grad_E)`` as new arrays of the plan's dtype; the inputs are not
+        modified.
+
+        ``x`` is the solution of the forward solve (``Psi x = b``) and ``grad_x`` = dL/dx, both of
+        the plan's dtype and shaped like ``solve``'s ``b`` ((B, N*n) or (B, N*n, m) for layout
+        'C'; (N*n, B) or (N*n, m, B) for 'F'). With lambda = Psi^-1 grad_x:
+
+        * ``grad_b`` = lambda = dL/db, shaped like ``x``;
+        * ``grad_D`` (B, N, n, n) and ``grad_E`` (B, N-1, n, n) (layout 'F': (n, n, N, B) and
+          (n, n, N-1, B)) are the diagonal and sub-diagonal blocks of the symmetric matrix
+          G = -(lambda x^T + x lambda^T)/2, summed over right-hand sides (``grad_D`` has both
+          triangles). dL = <G, dPsi> for symmetric perturbations, so for the arrays passed to
+          ``upload`` (of which only the lower triangle of each D_i is read)::
+
+              dL/dE[b, i, r, c] = 2 * grad_E[b, i, r, c]
+              dL/dD[b, i, r, c] = 2 * grad_D[b, i, r, c]   (r > c)
+              dL/dD[b, i, r, r] =     grad_D[b, i, r, r]
+              dL/dD[b, i, r, c] = 0                        (r < c: not read)
+
+          i.e. ``gD = 2*np.tril(grad_D, -1) + grad_D * np.eye(n)`` and ``gE = 2*grad_E``.
+
+        ``grad_E`` has shape (B, 0, n, n) when N == 1. Items whose factorization failed raise
+        NotPositiveDefiniteError (InvalidStateError before ``factor``). With ``diag_shift``, the
+        gradient is that of the shifted matrix the plan factored.
+
+        Wrapping it for PyTorch (CPU tensors; ``.cpu()``/``.cuda()`` around it for GPU ones)::
+
+            class BTCholSolve(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, D, E, b):             # (B,N,n,n), (B,N-1,n,n), (B,N*n,m)
+                    B, N, n = D.shape[:3]
+                    plan = btchol.Plan(B, N, n, dtype=np.float64)
+                    plan.upload(D.detach().numpy(), E.detach().numpy())
+                    plan.factor()
+                    x = plan.solve(b.detach().numpy().copy())
+                    ctx.plan, ctx.x = plan, x
+                    return torch.from_numpy(x)
+
+                @staticmethod
+                def backward(ctx, grad_x):
+                    gb, gD, gE = ctx.plan.gradient(ctx.x, grad_x.detach().numpy())
+                    n = gD.shape[-1]
+                    gD = 2 * np.tril(gD, -1) + gD * np.eye(n)   # only D's lower triangle is read
+                    return torch.from_numpy(gD), torch.from_numpy(2 * gE), torch.from_numpy(gb)
+
+            x = BTCholSolve.apply(D, E, b)   # D's upper triangle gets zero gradient
+
+        (For a symmetric parametrisation, e.g. D = (S + S^T)/2, autograd applies the chain rule
+        through that construction as usual.)
+        """
+        h = self._h()
+        order = "C" if self.layout == "C" else "F"
+        arrays = []
+        for name, a in (("x", x), ("grad_x", grad_x)):
+            if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+                raise TypeError(f"{name} is a device array: gradient reads host memory")
+            a = np.asarray(a)
+            if a.dtype != self.dtype:
+                raise TypeError(
+                    f"{name} has dtype {a.dtype}, but the plan's dtype is {self.dtype}: "
+                    f"convert it with {name}.astype(np.{self.dtype.name})"
+                )
+            arrays.append(a)
+        if arrays[0].shape != arrays[1].shape:
+            raise ValueError(f"x has shape {arrays[0].shape} but grad_x has shape {arrays[1].shape}: they must match")
+        # Copies in the plan's order: grad_b is written by the library, and x then has the same
+        # strides (the C API takes one shape for both).
+        xc = np.array(arrays[0], order=order)
+        gb = np.array(arrays[1], order=order)
+        m, layout, ld, stride = self._rhs_args(gb.shape, gb.strides, gb.itemsize, "x")
+        gD = np.empty(self._block_shape(self.N), dtype=self.dtype, order=order)
+        gE = np.empty(self._block_shape(self.N - 1), dtype=self.dtype, order=order)
+        status = _capi.plan_gradient(
+            h,
+            xc.ctypes.data,
+            gb.ctypes.data,
+            m,
+            layout,
+            ld,
+            stride,
+            gD.ctypes.data,
+            gE.ctypes.data if self.N > 1 else None,
+        )
+        if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
+            raise self._npd("btchol_plan_gradient")
+        _check(status, "btchol_plan_gradient")
+        return gb, gD, gE
 
     def factor_solve(self, D, E, b: np.ndarray) -> np.ndarray:
         """``upload(D, E)``, ``factor()`` and ``solve(b)`` in one C call; returns ``b`` (now x)."""
@@ -763,6 +886,153 @@ class Plan(_PlanBase):
         if sync:
             self.synchronize()
         return b
+
+
+class RefineReport(NamedTuple):
+    """What the last ``MixedPlan.solve`` did (the largest values over items and right-hand
+    sides)."""
+
+    #: Refinement steps taken (one float32 solve and one float64 residual each); 0 when the
+    #: float64 fallback factor solved directly (the float32 factorization had failed).
+    iterations: int
+    #: Normwise backward error of the returned solution, computed in float64:
+    #: ||b - Psi x||_inf / (||Psi||_inf ||x||_inf + ||b||_inf).
+    backward_error: float
+    #: True when refinement did not reach the tolerance (or the float32 factor failed) and the
+    #: solution comes from a float64 factor of the same matrix.
+    fell_back: bool
+
+
+_NPD_MESSAGE = re.compile(r"item (\d+) is not positive definite: pivot (\d+) of diagonal block (\d+)")
+
+
+class MixedPlan(_PlanBase):
+    """A mixed-precision plan: float64 blocks and right-hand sides, a float32 factor (half the
+    memory traffic of float64), float64 accuracy by iterative refinement; when refinement does not
+    converge (roughly cond(Psi) > 1e7) or the float32 factorization fails, the plan falls back to
+    a float64 factor of the same matrix and says so in ``last_report``.
+
+    Parameters
+    ----------
+    batch, N, n, layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold,
+    pivot_boost, deterministic
+        As for ``Plan`` (they apply to the float32 factor and to the float64 fallback); there is
+        no ``dtype``: inputs and results are float64.
+    max_iterations : int
+        Refinement steps per solve at most; 0 (default) means 10.
+    tolerance : float
+        Normwise backward error a solve must reach (``RefineReport.backward_error``); 0.0
+        (default) means 32 * eps(float64) ~ 7.1e-15. Finite and >= 0.
+
+    Methods: ``upload(D, E)`` (float64, the shapes of ``Plan.upload``; entries beyond the float32
+    range raise InvalidArgumentError), ``factor()``, ``solve(b)`` (in place, float64, the shapes
+    and strides of ``Plan.solve``; returns ``b``), ``factor_solve(D, E, b)``, ``close()`` and
+    ``with`` blocks. ``last_report`` is a ``RefineReport`` after each successful solve (None
+    before the first). Not thread-safe, like ``Plan``.
+    """
+
+    _destroy = staticmethod(_capi.mixed_plan_destroy)  # kept reachable for __del__ at interpreter exit
+
+    def __init__(
+        self,
+        batch: int,
+        N: int,
+        n: int,
+        layout: str = "C",
+        backend: str = "auto",
+        algorithm: str = "auto",
+        threads: int = 0,
+        max_nrhs: int = 0,
+        diag_shift: float = 0.0,
+        pivot_threshold: float = 0.0,
+        pivot_boost: float = 0.0,
+        deterministic: bool = False,
+        max_iterations: int = 0,
+        tolerance: float = 0.0,
+    ):
+        self._handle = None
+        self._keep = ()
+        self.last_report = None
+        _check_ints(batch=batch, N=N, n=n, threads=threads, max_nrhs=max_nrhs, max_iterations=max_iterations)
+        self.batch, self.N, self.n = int(batch), int(N), int(n)
+        self.dtype = np.dtype(np.float64)
+        opts = _make_options(
+            layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic
+        )
+        self.layout = layout.upper()
+        self.max_iterations, self.tolerance = int(max_iterations), float(tolerance)
+        handle = ctypes.c_void_p()
+        _check(
+            _capi.mixed_plan_create(
+                self.batch,
+                self.N,
+                self.n,
+                ctypes.byref(opts),
+                self.max_iterations,
+                self.tolerance,
+                ctypes.byref(handle),
+            ),
+            "btchol_mixed_plan_create",
+        )
+        self._handle = handle
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"max_iterations={self.max_iterations}, tolerance={self.tolerance}"
+        return f"MixedPlan(batch={self.batch}, N={self.N}, n={self.n}, layout={self.layout!r}, {state})"
+
+    def upload(self, D, E=None) -> None:
+        """Copies the float64 blocks into the plan (shapes as ``Plan.upload``; ``E`` may be None
+        when N == 1). NaN/Inf raise NonFiniteInputError, entries beyond the float32 range
+        InvalidArgumentError."""
+        h = self._h()
+        D, E = self._host_blocks(D, E)
+        _check(
+            _capi.mixed_plan_upload(h, D.ctypes.data, None if E is None else E.ctypes.data),
+            "btchol_mixed_plan_upload",
+        )
+
+    def factor(self) -> None:
+        """Factors in float32 (in float64 when the float32 factorization fails). Raises
+        NotPositiveDefiniteError when the float64 factorization fails too (``item``, ``block``
+        and ``column`` are read from the library's message; -1 when it names none)."""
+        status = _capi.mixed_plan_factor(self._h())
+        if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
+            message = _last_message()
+            found = _NPD_MESSAGE.search(message)
+            item, info = -1, 0
+            if found:
+                item, column, block = (int(v) for v in found.groups())
+                info = block * self.n + column + 1
+            raise NotPositiveDefiniteError(message, "btchol_mixed_plan_factor", item=item, info=info, n=self.n)
+        _check(status, "btchol_mixed_plan_factor")
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """Solves Psi x = b in place to float64 accuracy and returns ``b`` (now x); ``b`` is a
+        writable float64 array shaped and strided as for ``Plan.solve``. Sets ``last_report``."""
+        h = self._h()
+        m, layout, ld, stride = self._host_rhs(b)
+        iterations, berr, fell_back = ctypes.c_int64(0), ctypes.c_double(0.0), ctypes.c_int32(0)
+        status = _capi.mixed_plan_solve(
+            h,
+            b.ctypes.data,
+            m,
+            layout,
+            ld,
+            stride,
+            ctypes.byref(iterations),
+            ctypes.byref(berr),
+            ctypes.byref(fell_back),
+        )
+        _check(status, "btchol_mixed_plan_solve")
+        self.last_report = RefineReport(int(iterations.value), float(berr.value), bool(fell_back.value))
+        return b
+
+    def factor_solve(self, D, E, b: np.ndarray) -> np.ndarray:
+        """``upload(D, E)``, ``factor()`` and ``solve(b)``; returns ``b`` (now x)."""
+        self._host_rhs(b)  # check b before anything is uploaded
+        self.upload(D, E)
+        self.factor()
+        return self.solve(b)
 
 
 def _is_contiguous(shape, strides, itemsize, layout):
