@@ -128,7 +128,9 @@ fn gpu_reports_failing_column_like_the_cpu_executor() {
     if !gpu_or_skip("gpu_reports_failing_column_like_the_cpu_executor") {
         return;
     }
-    for (nb, n, batch) in [(2, 32, 1), (37, 32, 2), (6, 12, 3), (5, 8, 2), (9, 5, 2), (11, 40, 2), (5, 100, 2), (3, 130, 1)] {
+    for (nb, n, batch) in
+        [(2, 32, 1), (37, 32, 2), (6, 12, 3), (5, 8, 2), (9, 5, 2), (11, 40, 2), (5, 100, 2), (3, 130, 1)]
+    {
         for block in [0, nb / 2, nb - 1] {
             let dims = Dims::new(batch, nb, n).unwrap();
             let (good, e) = random_problem::<f64>(seed_from(&[nb, n, block, 7]), dims, Layout::RowMajor, 1.0);

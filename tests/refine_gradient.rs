@@ -17,13 +17,23 @@ fn options(alg: Algorithm, layout: Layout) -> PlanOptions {
     PlanOptions { backend, algorithm, layout, threads: 2, ..Default::default() }
 }
 
-const SHAPES: [(usize, usize, usize, usize); 8] =
-    [(1, 1, 1, 1), (1, 2, 3, 2), (2, 3, 1, 1), (1, 13, 5, 3), (3, 17, 8, 1), (1, 64, 33, 2), (2, 7, 9, 4), (1, 1, 16, 1)];
+const SHAPES: [(usize, usize, usize, usize); 8] = [
+    (1, 1, 1, 1),
+    (1, 2, 3, 2),
+    (2, 3, 1, 1),
+    (1, 13, 5, 3),
+    (3, 17, 8, 1),
+    (1, 64, 33, 2),
+    (2, 7, 9, 4),
+    (1, 1, 16, 1),
+];
 
 #[test]
 fn mixed_precision_reaches_f64_accuracy_on_well_conditioned_problems() {
     for (batch, nb, n, m) in SHAPES {
-        for (alg, layout) in [(Algorithm::Sequential, Layout::RowMajor), (Algorithm::NestedDissection, Layout::ColMajor)] {
+        for (alg, layout) in
+            [(Algorithm::Sequential, Layout::RowMajor), (Algorithm::NestedDissection, Layout::ColMajor)]
+        {
             let dims = Dims::new(batch, nb, n).unwrap();
             let seed = seed_from(&[batch, nb, n, m, layout as usize]);
             let (d, e) = random_problem::<f64>(seed, dims, layout, 1.0);
@@ -92,35 +102,47 @@ fn mixed_precision_rejects_bad_input_and_wrong_order() {
     let dims = Dims::new(1, 3, 2).unwrap();
     let mut plan = MixedPlan::new(dims, options(Algorithm::Auto, Layout::RowMajor), RefineOptions::default()).unwrap();
     let mut x = vec![1.0; 6];
-    assert!(matches!(plan.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()), Err(Error::InvalidState(_))));
+    assert!(matches!(
+        plan.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()),
+        Err(Error::InvalidState(_))
+    ));
     assert!(matches!(plan.factor(), Err(Error::InvalidState(_))));
     let (mut d, e) = random_problem::<f64>(5, dims, Layout::RowMajor, 1.0);
     d[0] = 1e300; // finite in f64, overflows f32
     let r = plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap());
     assert!(matches!(r, Err(Error::InvalidArgument(ref s)) if s.contains("f32")), "{r:?}");
     d[0] = f64::NAN;
-    assert!(matches!(plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()), Err(Error::NonFinite { .. })));
+    assert!(matches!(
+        plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()),
+        Err(Error::NonFinite { .. })
+    ));
     // Not positive definite in f64 either: the f64 error.
     let (mut d, e) = random_problem::<f64>(6, dims, Layout::RowMajor, 1.0);
     d[2 * 4] = -5.0; // D_2(0, 0) of an N = 3, n = 2 item
     plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()).unwrap();
     assert!(matches!(plan.factor(), Err(Error::NotPositiveDefinite { item: 0, block: 2, column: 0 })));
-    assert!(MixedPlan::new(dims, PlanOptions::default(), RefineOptions { tolerance: f64::NAN, ..Default::default() }).is_err());
+    assert!(MixedPlan::new(dims, PlanOptions::default(), RefineOptions { tolerance: f64::NAN, ..Default::default() })
+        .is_err());
 }
 
 /// L(x) = Σ w ⊙ x for fixed weights w, so ∂L/∂x = w.
 fn loss(dims: Dims, layout: Layout, opts: PlanOptions, d: &[f64], e: &[f64], b: &[f64], w: &[f64], m: usize) -> f64 {
     let mut x = b.to_vec();
     let mut p = Plan::<f64>::new(dims, opts).unwrap();
-    p.factor_solve(&BlockTridiagRef::new(dims, layout, d, e).unwrap(), &mut RhsMut::dense(dims, m, layout, &mut x).unwrap())
-        .unwrap();
+    p.factor_solve(
+        &BlockTridiagRef::new(dims, layout, d, e).unwrap(),
+        &mut RhsMut::dense(dims, m, layout, &mut x).unwrap(),
+    )
+    .unwrap();
     x.iter().zip(w).map(|(a, b)| a * b).sum()
 }
 
 #[test]
 fn gradient_matches_finite_differences() {
     for (batch, nb, n, m) in [(1, 1, 1, 1), (1, 2, 3, 2), (2, 3, 2, 1), (1, 5, 3, 3), (1, 4, 5, 1)] {
-        for (alg, layout) in [(Algorithm::Sequential, Layout::RowMajor), (Algorithm::NestedDissection, Layout::ColMajor)] {
+        for (alg, layout) in
+            [(Algorithm::Sequential, Layout::RowMajor), (Algorithm::NestedDissection, Layout::ColMajor)]
+        {
             let dims = Dims::new(batch, nb, n).unwrap();
             let opts = options(alg, layout);
             let seed = seed_from(&[batch, nb, n, m, 11]);
@@ -134,12 +156,20 @@ fn gradient_matches_finite_differences() {
             plan.factor_solve(&matrix, &mut RhsMut::dense(dims, m, layout, &mut x).unwrap()).unwrap();
             let mut grad_b = w.clone();
             let (mut gd, mut ge) = (vec![0.0; dims.diag_len()], vec![0.0; dims.sub_len()]);
-            plan.gradient(&RhsRef::dense(dims, m, layout, &x).unwrap(), &mut RhsMut::dense(dims, m, layout, &mut grad_b).unwrap(), &mut gd, &mut ge)
-                .unwrap();
+            plan.gradient(
+                &RhsRef::dense(dims, m, layout, &x).unwrap(),
+                &mut RhsMut::dense(dims, m, layout, &mut grad_b).unwrap(),
+                &mut gd,
+                &mut ge,
+            )
+            .unwrap();
             let h = 1e-6;
             let fd = |dd: &[f64], ee: &[f64], bb: &[f64]| loss(dims, layout, opts, dd, ee, bb, &w, m);
             let close = |what: String, fd: f64, an: f64| {
-                assert!((fd - an).abs() <= 1e-6 * (1.0 + an.abs()), "{what}: finite difference {fd:e}, gradient {an:e}");
+                assert!(
+                    (fd - an).abs() <= 1e-6 * (1.0 + an.abs()),
+                    "{what}: finite difference {fd:e}, gradient {an:e}"
+                );
             };
             // ∂L/∂b, every entry.
             for k in 0..len {
@@ -158,11 +188,16 @@ fn gradient_matches_finite_differences() {
                             for (v, s) in [(&mut dp, h), (&mut dm, -h)] {
                                 v[k] += s;
                                 if r != c {
-                                    v[(item * nb + i) * n * n + layout.offset(c, r, n)] += s; // keep D symmetric
+                                    v[(item * nb + i) * n * n + layout.offset(c, r, n)] += s;
+                                    // keep D symmetric
                                 }
                             }
                             let want = if r == c { gd[k] } else { 2.0 * gd[k] };
-                            close(format!("{alg:?} {layout:?} dD[{item},{i}]({r},{c})"), (fd(&dp, &e, &b) - fd(&dm, &e, &b)) / (2.0 * h), want);
+                            close(
+                                format!("{alg:?} {layout:?} dD[{item},{i}]({r},{c})"),
+                                (fd(&dp, &e, &b) - fd(&dm, &e, &b)) / (2.0 * h),
+                                want,
+                            );
                         }
                     }
                     if i + 1 < nb {
@@ -172,7 +207,11 @@ fn gradient_matches_finite_differences() {
                                 let (mut ep, mut em) = (e.clone(), e.clone());
                                 ep[k] += h;
                                 em[k] -= h;
-                                close(format!("{alg:?} dE[{item},{i}]({r},{c})"), (fd(&d, &ep, &b) - fd(&d, &em, &b)) / (2.0 * h), 2.0 * ge[k]);
+                                close(
+                                    format!("{alg:?} dE[{item},{i}]({r},{c})"),
+                                    (fd(&d, &ep, &b) - fd(&d, &em, &b)) / (2.0 * h),
+                                    2.0 * ge[k],
+                                );
                             }
                         }
                     }
@@ -207,7 +246,12 @@ fn gradient_checks_its_arguments() {
     let r = plan.gradient(&xr, &mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut g).unwrap(), &mut gd, &mut short);
     assert!(matches!(r, Err(Error::BufferTooSmall { .. })), "{r:?}");
     let bad = vec![f64::NAN; 6];
-    let r = plan.gradient(&RhsRef::dense(dims, 1, Layout::RowMajor, &bad).unwrap(), &mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut g).unwrap(), &mut gd, &mut ge);
+    let r = plan.gradient(
+        &RhsRef::dense(dims, 1, Layout::RowMajor, &bad).unwrap(),
+        &mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut g).unwrap(),
+        &mut gd,
+        &mut ge,
+    );
     assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
     assert_eq!(g, vec![1.0; 6], "nothing written on error");
 }
@@ -254,7 +298,12 @@ fn half_precision_inputs_are_widened_exactly() {
                 },
             ] {
                 let matrix = BlockTridiagRef::new(dims, layout, &wd, &we).unwrap();
-                let be = backward_error(&matrix, &RhsRef::new(dims, shape, &x).unwrap(), &RhsRef::new(dims, shape, &wb).unwrap(), &[]);
+                let be = backward_error(
+                    &matrix,
+                    &RhsRef::new(dims, shape, &x).unwrap(),
+                    &RhsRef::new(dims, shape, &wb).unwrap(),
+                    &[],
+                );
                 assert!(be <= tolerance::<f64>(n), "B={batch} N={nb} n={n} {layout:?}: {be:e}");
             }
         }

@@ -311,8 +311,15 @@ const DEMO_MAX_BACKWARD_ERROR: f64 = 1e-12;
 fn demo() -> Result<ExitCode, Failure> {
     let mut text = String::new();
     let dims = Dims::new(1, 1024, 32).map_err(|e| Failure::Run(e.to_string()))?;
-    let case =
-        Case { backend: Backend::Auto, algorithm: Algorithm::Auto, dtype: DType::F64, mixed: false, dims, nrhs: 1, threads: 0 };
+    let case = Case {
+        backend: Backend::Auto,
+        algorithm: Algorithm::Auto,
+        dtype: DType::F64,
+        mixed: false,
+        dims,
+        nrhs: 1,
+        threads: 0,
+    };
     // Fixed repeats keep the demo's run time predictable (well under a second on a laptop).
     let settings = RunSettings { repeats: Some(9), ..BenchConfig::default().run };
     let m = measure::run_case(&case, &settings).map_err(|e| Failure::Run(format!("demo failed: {e}")))?;

@@ -26,7 +26,9 @@ unsafe fn with_mixed<R>(plan: *mut btchol_mixed_plan, body: impl FnOnce(&mut Mix
         Err(std::sync::TryLockError::WouldBlock) => {
             return Err(fail(
                 BTCHOL_STATUS_INVALID_STATE,
-                format_args!("the plan is in use by another thread: one plan must not be used from two threads at once"),
+                format_args!(
+                    "the plan is in use by another thread: one plan must not be used from two threads at once"
+                ),
             ))
         }
         Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -89,7 +91,11 @@ pub unsafe extern "C" fn btchol_mixed_plan_upload(
         with_mixed(plan, |p| {
             let dims = p.dims();
             let d = slice_from::<f64>(diag as *const c_void, dims.diag_len(), "diag")?;
-            let e = if dims.sub_len() == 0 { &[][..] } else { slice_from::<f64>(sub as *const c_void, dims.sub_len(), "sub")? };
+            let e = if dims.sub_len() == 0 {
+                &[][..]
+            } else {
+                slice_from::<f64>(sub as *const c_void, dims.sub_len(), "sub")?
+            };
             p.upload(&BlockTridiagRef::new(dims, p.layout(), d, e)?)?;
             Ok(())
         })

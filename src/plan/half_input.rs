@@ -34,8 +34,9 @@ fn widen_into<H: HalfFloat, T: Scalar>(src: &[H], what: &'static str, needed: us
         return Err(Error::BufferTooSmall { what, needed, got: src.len() });
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(needed)
-        .map_err(|_| Error::OutOfMemory(format!("{} bytes to widen the {} {what}", needed * std::mem::size_of::<T>(), H::NAME)))?;
+    v.try_reserve_exact(needed).map_err(|_| {
+        Error::OutOfMemory(format!("{} bytes to widen the {} {what}", needed * std::mem::size_of::<T>(), H::NAME))
+    })?;
     v.extend(src[..needed].iter().map(|h| T::from_f64(h.widen())));
     Ok(v)
 }

@@ -382,7 +382,8 @@ impl MixedPlan {
             for r in 0..n {
                 let mut s: f64 = self.diag[(item * nb + i) * n * n + r * n..][..n].iter().map(|v| v.abs()).sum();
                 if i > 0 {
-                    s += self.sub[(item * (nb - 1) + i - 1) * n * n + r * n..][..n].iter().map(|v| v.abs()).sum::<f64>();
+                    s +=
+                        self.sub[(item * (nb - 1) + i - 1) * n * n + r * n..][..n].iter().map(|v| v.abs()).sum::<f64>();
                 }
                 if i + 1 < nb {
                     let e = &self.sub[(item * (nb - 1) + i) * n * n..][..n * n];

@@ -26,7 +26,8 @@ pub enum Precision {
     F32,
     Mixed,
 }
-pub const PRECISIONS: &[(&str, Precision)] = &[("f64", Precision::F64), ("f32", Precision::F32), ("mixed", Precision::Mixed)];
+pub const PRECISIONS: &[(&str, Precision)] =
+    &[("f64", Precision::F64), ("f32", Precision::F32), ("mixed", Precision::Mixed)];
 
 /// Default when `--repeats` is not given: repeat until both bounds are met, then stop (or at the cap).
 pub const AUTO_MIN_REPEATS: usize = 10;
@@ -159,12 +160,9 @@ impl BenchConfig {
                 }
                 "--regularize" => {
                     let v = args.value(&mut flag)?;
-                    c.run.diag_shift = v
-                        .trim()
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite())
-                        .ok_or_else(|| usage!("invalid value '{v}' for --regularize: expected a finite diagonal shift"))?
+                    c.run.diag_shift = v.trim().parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| {
+                        usage!("invalid value '{v}' for --regularize: expected a finite diagonal shift")
+                    })?
                 }
                 "--mask-fraction" => {
                     let v = args.value(&mut flag)?;
@@ -215,7 +213,15 @@ impl BenchConfig {
                                 for &nrhs in &self.nrhs {
                                     let dims = Dims::new(batch, nb, n)
                                         .map_err(|e| usage!("--n {n} --N {nb} --batch {batch}: {e}"))?;
-                                    out.push(Case { backend: self.backend, algorithm, dtype, mixed, dims, nrhs, threads });
+                                    out.push(Case {
+                                        backend: self.backend,
+                                        algorithm,
+                                        dtype,
+                                        mixed,
+                                        dims,
+                                        nrhs,
+                                        threads,
+                                    });
                                 }
                             }
                         }

@@ -357,8 +357,10 @@ mod tests {
         // A tiny CPU run through the real runner and row builder, both algorithms, a batch.
         for algorithm in [SEQ, ND] {
             let dims = btchol::Dims::new(3, 5, 4).unwrap();
-            let case = Case { backend: Backend::Cpu, algorithm, dtype: DType::F64, mixed: false, dims, nrhs: 2, threads: 1 };
-            let settings = RunSettings { repeats: Some(2), warmup: 0, seed: 7, ..crate::config::BenchConfig::default().run };
+            let case =
+                Case { backend: Backend::Cpu, algorithm, dtype: DType::F64, mixed: false, dims, nrhs: 2, threads: 1 };
+            let settings =
+                RunSettings { repeats: Some(2), warmup: 0, seed: 7, ..crate::config::BenchConfig::default().run };
             let m = crate::measure::run_case(&case, &settings).unwrap();
             // The runner's counts and this module's agree.
             let w = work(m.algorithm, 3, 5, 4, 2, 8);

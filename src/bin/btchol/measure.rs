@@ -7,8 +7,8 @@ use std::time::Instant;
 use btchol::reference::{backward_error, random_problem, random_vec};
 use btchol::schedule::{sequential_factor_flops, Schedule};
 use btchol::{
-    Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, MixedPlan, Plan, PlanOptions, RefineOptions, RhsMut, RhsRef,
-    Scalar,
+    Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, MixedPlan, Plan, PlanOptions, RefineOptions, RhsMut,
+    RhsRef, Scalar,
 };
 use sha2::{Digest, Sha256};
 
@@ -128,7 +128,10 @@ fn plan_options(case: &Case, settings: &RunSettings) -> PlanOptions {
 }
 
 /// Repeats `once` (warm-up first) until the repeat settings are met; returns its timings.
-fn repeat(settings: &RunSettings, mut once: impl FnMut() -> Result<(f64, f64), Error>) -> Result<(Stats, Stats), Error> {
+fn repeat(
+    settings: &RunSettings,
+    mut once: impl FnMut() -> Result<(f64, f64), Error>,
+) -> Result<(Stats, Stats), Error> {
     for _ in 0..settings.warmup {
         once()?;
     }
@@ -268,8 +271,15 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     })?;
     // Unselected items were not solved: the error is over the selected ones.
     let skip: Vec<usize> = mask.as_ref().map_or(Vec::new(), |m| (0..dims.batch).filter(|&k| !m[k]).collect());
-    let mut m =
-        measurement(case, settings, plan.backend(), plan.gpu_name(), plan.algorithm(), plan.threads(), std::mem::size_of::<T>());
+    let mut m = measurement(
+        case,
+        settings,
+        plan.backend(),
+        plan.gpu_name(),
+        plan.algorithm(),
+        plan.threads(),
+        std::mem::size_of::<T>(),
+    );
     m.factor_us = factor_us;
     m.solve_us = solve_us;
     m.backward_error = backward_error(

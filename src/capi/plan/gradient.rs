@@ -94,11 +94,21 @@ pub unsafe extern "C" fn btchol_plan_upload_half(
         with_plan!(a.plan(), |p: T| {
             let dims = p.dims();
             let d = slice_from::<u16>(diag as *const c_void, dims.diag_len(), "diag")?;
-            let e = if dims.sub_len() == 0 { &[][..] } else { slice_from::<u16>(sub as *const c_void, dims.sub_len(), "sub")? };
-            if bf {
-                p.upload_half(&d.iter().map(|&b| half::bf16::from_bits(b)).collect::<Vec<_>>(), &e.iter().map(|&b| half::bf16::from_bits(b)).collect::<Vec<_>>())?;
+            let e = if dims.sub_len() == 0 {
+                &[][..]
             } else {
-                p.upload_half(&d.iter().map(|&b| half::f16::from_bits(b)).collect::<Vec<_>>(), &e.iter().map(|&b| half::f16::from_bits(b)).collect::<Vec<_>>())?;
+                slice_from::<u16>(sub as *const c_void, dims.sub_len(), "sub")?
+            };
+            if bf {
+                p.upload_half(
+                    &d.iter().map(|&b| half::bf16::from_bits(b)).collect::<Vec<_>>(),
+                    &e.iter().map(|&b| half::bf16::from_bits(b)).collect::<Vec<_>>(),
+                )?;
+            } else {
+                p.upload_half(
+                    &d.iter().map(|&b| half::f16::from_bits(b)).collect::<Vec<_>>(),
+                    &e.iter().map(|&b| half::f16::from_bits(b)).collect::<Vec<_>>(),
+                )?;
             }
             Ok(())
         })
