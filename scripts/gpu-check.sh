@@ -65,7 +65,7 @@ step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
 step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
-step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,64,128 --N 1024,16384 \
+step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024 \
     --batch 1 --nrhs 1 --csv "$out/bench-mixed.csv"
 echo
 echo "gpu-check on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"

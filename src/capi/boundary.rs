@@ -141,7 +141,7 @@ pub(crate) unsafe fn slice_from_mut<'a, T>(ptr: *mut c_void, len: usize, name: &
 
 /// Fails when the byte ranges of two buffers overlap (a read-only and a written buffer must not
 /// alias: the solver would read what it already overwrote).
-pub(crate) fn check_disjoint<T>(a: &[T], a_name: &str, b: &[T], b_name: &str) -> CResult {
+pub(crate) fn check_disjoint<A, B>(a: &[A], a_name: &str, b: &[B], b_name: &str) -> CResult {
     let (a0, a1) = (a.as_ptr() as usize, a.as_ptr() as usize + std::mem::size_of_val(a));
     let (b0, b1) = (b.as_ptr() as usize, b.as_ptr() as usize + std::mem::size_of_val(b));
     if a0 < b1 && b0 < a1 {

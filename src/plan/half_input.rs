@@ -5,7 +5,7 @@
 
 use super::Plan;
 use crate::error::{Error, Result};
-use crate::model::{BlockTridiagRef, RhsMut, RhsRef, RhsShape};
+use crate::model::{BlockTridiagRef, RhsMut, RhsShape};
 use crate::scalar::Scalar;
 
 /// A 16-bit input format: f16 or bf16.
@@ -53,24 +53,24 @@ impl<T: Scalar> Plan<T> {
     }
 
     /// [`Plan::solve`] for right-hand sides given in f16 or bf16: `b` (shape `shape`) is widened
-    /// exactly, and the solution is written to `x` (same shape, the plan's precision: a solution
-    /// rounded back to 16 bits would lose most of the factor's accuracy).
+    /// exactly into `x` (same shape, the plan's precision: a solution rounded back to 16 bits would
+    /// lose most of the factor's accuracy), which is then solved in place.
     pub fn solve_half<H: HalfFloat>(&mut self, shape: RhsShape, b: &[H], x: &mut [T]) -> Result<()> {
         let dims = self.dims;
         let len = shape.required_len(dims)?;
-        let wide = widen_into::<H, T>(b, "right-hand sides", len)?;
-        RhsRef::new(dims, shape, &wide)?.check_finite(dims)?;
-        let out = RhsMut::new(dims, shape, x)?;
-        // Copy the right-hand sides into the caller's output (its own strides), then solve there.
+        if b.len() < len {
+            return Err(Error::BufferTooSmall { what: "right-hand sides", needed: len, got: b.len() });
+        }
+        let mut out = RhsMut::new(dims, shape, x)?;
+        // Only the elements the shape addresses (strided layouts leave gaps untouched).
         for item in 0..dims.batch {
             for row in 0..dims.rows() {
                 for col in 0..shape.nrhs {
                     let k = shape.offset(item, row, col);
-                    out.data[k] = wide[k];
+                    out.data[k] = T::from_f64(b[k].widen());
                 }
             }
         }
-        let mut out = out;
         self.solve(&mut out)
     }
 }

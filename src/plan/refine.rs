@@ -46,7 +46,7 @@ pub struct RefineReport {
     /// computed in f64.
     pub backward_error: f64,
     /// True when refinement did not converge (or the f32 factor failed) and the solution comes
-    /// from an f64 factor.
+    /// from an f64 factor; that factor is kept, so later solves of the same upload are direct.
     pub fell_back: bool,
 }
 
@@ -98,11 +98,11 @@ impl MixedPlan {
                 refine.tolerance
             )));
         }
-        // The shift is applied once, to the f64 copy, so f32 factor and residual see one matrix.
-        let low = Plan::<f32>::new(dims, PlanOptions { diag_shift: 0.0, ..options })?;
         if !options.diag_shift.is_finite() {
             return Err(Error::InvalidArgument(format!("diag_shift must be finite, got {}", options.diag_shift)));
         }
+        // The shift is applied once, to the f64 copy, so f32 factor and residual see one matrix.
+        let low = Plan::<f32>::new(dims, PlanOptions { diag_shift: 0.0, ..options })?;
         Ok(MixedPlan {
             dims,
             options,
@@ -259,15 +259,7 @@ impl MixedPlan {
                 }
             }
         }
-        let report = if self.state == MixedState::High {
-            self.x.clear();
-            self.x.extend_from_slice(&self.b);
-            self.high.as_mut().expect("factored in f64").solve(&mut RhsMut::new(dims, dense, &mut self.x)?)?;
-            self.residual(m);
-            RefineReport { iterations: 0, backward_error: self.backward_error(m), fell_back: true }
-        } else {
-            self.refine(m)?
-        };
+        let report = if self.state == MixedState::High { self.solve_high(m, 0)? } else { self.refine(m)? };
         for item in 0..dims.batch {
             for row in 0..dims.rows() {
                 for col in 0..m {
@@ -320,13 +312,20 @@ impl MixedPlan {
         if berr <= tolerance {
             return Ok(RefineReport { iterations, backward_error: berr, fell_back: false });
         }
-        // Not converged (ill-conditioned for f32): solve with an f64 factor.
+        // Not converged (ill-conditioned for f32): factor in f64 and keep that factor, so later
+        // solves of this matrix go direct instead of failing to refine again.
         self.factor_high()?;
+        self.state = MixedState::High;
+        self.solve_high(m, iterations)
+    }
+
+    /// x ← Ψ⁻¹b with the f64 factor (dense column-major b, m columns), and its report.
+    fn solve_high(&mut self, m: usize, iterations: usize) -> Result<RefineReport> {
+        let dense = RhsShape::dense(self.dims, m, Layout::ColMajor);
         self.x.clear();
         self.x.extend_from_slice(&self.b);
-        self.high.as_mut().expect("just factored").solve(&mut RhsMut::new(dims, dense, &mut self.x)?)?;
+        self.high.as_mut().expect("factored in f64").solve(&mut RhsMut::new(self.dims, dense, &mut self.x)?)?;
         self.residual(m);
-        // The f32 factor was replaced only for this solve's fallback; later solves refine again.
         Ok(RefineReport { iterations, backward_error: self.backward_error(m), fell_back: true })
     }
 

@@ -46,6 +46,23 @@ pub struct Measurement {
     pub solution_sha256: String,
 }
 
+/// The backward error of dense row-major x against b, skipping the items in `skip`.
+fn dense_backward_error<T: Scalar>(
+    matrix: &BlockTridiagRef<T>,
+    nrhs: usize,
+    x: &[T],
+    b: &[T],
+    skip: &[usize],
+) -> Result<f64, Error> {
+    let dims = matrix.dims();
+    Ok(backward_error(
+        matrix,
+        &RhsRef::dense(dims, nrhs, Layout::RowMajor, x)?,
+        &RhsRef::dense(dims, nrhs, Layout::RowMajor, b)?,
+        skip,
+    ))
+}
+
 /// `--mask-fraction F`: ⌊F·B⌋ items (at least 1), spread evenly over the batch.
 fn mask_for(batch: usize, fraction: f64) -> Vec<bool> {
     let count = ((fraction * batch as f64).floor() as usize).max(1);
@@ -183,12 +200,7 @@ fn run_mixed(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> 
     let mut m = measurement(case, settings, low.backend(), low.gpu_name(), low.algorithm(), low.threads(), 4);
     m.factor_us = factor_us;
     m.solve_us = solve_us;
-    m.backward_error = backward_error(
-        &matrix,
-        &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &x)?,
-        &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &b)?,
-        &[],
-    );
+    m.backward_error = dense_backward_error(&matrix, case.nrhs, &x, &b, &[])?;
     m.refine_iterations = report.iterations;
     m.fell_back = report.fell_back;
     m.solution_sha256 = sha256_hex(&x);
@@ -282,12 +294,7 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     );
     m.factor_us = factor_us;
     m.solve_us = solve_us;
-    m.backward_error = backward_error(
-        &matrix,
-        &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &x)?,
-        &RhsRef::dense(dims, case.nrhs, Layout::RowMajor, &b)?,
-        &skip,
-    );
+    m.backward_error = dense_backward_error(&matrix, case.nrhs, &x, &b, &skip)?;
     m.active_items = dims.batch - skip.len();
     m.solution_sha256 = sha256_hex(&x);
     Ok(m)

@@ -8,6 +8,8 @@ use crate::capi::boundary::{check_disjoint, fail, guard, slice_from, slice_from_
 use crate::capi::errors::*;
 use crate::capi::options::btchol_layout;
 use crate::model::{RhsMut, RhsRef};
+use crate::plan::{HalfFloat, Plan};
+use crate::scalar::Scalar;
 
 /// Input formats of 16 bits for `btchol_plan_upload_half` and `btchol_plan_solve_half` (an
 /// integer, like the other enumerations, so that a bad value is an error, not undefined behaviour).
@@ -92,25 +94,23 @@ pub unsafe extern "C" fn btchol_plan_upload_half(
         let mut a = access(plan)?;
         let bf = half_arg(format)?;
         with_plan!(a.plan(), |p: T| {
-            let dims = p.dims();
-            let d = slice_from::<u16>(diag as *const c_void, dims.diag_len(), "diag")?;
-            let e = if dims.sub_len() == 0 {
-                &[][..]
-            } else {
-                slice_from::<u16>(sub as *const c_void, dims.sub_len(), "sub")?
-            };
-            if bf {
-                p.upload_half(
-                    &d.iter().map(|&b| half::bf16::from_bits(b)).collect::<Vec<_>>(),
-                    &e.iter().map(|&b| half::bf16::from_bits(b)).collect::<Vec<_>>(),
-                )?;
-            } else {
-                p.upload_half(
-                    &d.iter().map(|&b| half::f16::from_bits(b)).collect::<Vec<_>>(),
-                    &e.iter().map(|&b| half::f16::from_bits(b)).collect::<Vec<_>>(),
-                )?;
+            // The caller's bits read in place as f16 / bf16 (both `repr(transparent)` over u16).
+            unsafe fn upload<H: HalfFloat, T: Scalar>(p: &mut Plan<T>, diag: *const u16, sub: *const u16) -> CResult {
+                let dims = p.dims();
+                let d = slice_from::<H>(diag as *const c_void, dims.diag_len(), "diag")?;
+                // N = 1 has no sub-diagonal blocks: sub may then be NULL.
+                let e = if dims.sub_len() == 0 {
+                    &[][..]
+                } else {
+                    slice_from::<H>(sub as *const c_void, dims.sub_len(), "sub")?
+                };
+                Ok(p.upload_half(d, e)?)
             }
-            Ok(())
+            if bf {
+                upload::<half::bf16, T>(p, diag, sub)
+            } else {
+                upload::<half::f16, T>(p, diag, sub)
+            }
         })
     })
 }
@@ -140,12 +140,12 @@ pub unsafe extern "C" fn btchol_plan_solve_half(
         with_plan!(a.plan(), |p: T| {
             let dims = p.dims();
             let (shape, len) = rhs_shape(dims, nrhs, layout, ld, item_stride)?;
-            let b = slice_from::<u16>(rhs as *const c_void, len, "rhs")?;
             let out = slice_from_mut::<T>(x, len, "x")?;
+            check_disjoint(out, "x", slice_from::<u16>(rhs as *const c_void, len, "rhs")?, "rhs")?;
             if bf {
-                p.solve_half(shape, &b.iter().map(|&v| half::bf16::from_bits(v)).collect::<Vec<_>>(), out)?;
+                p.solve_half(shape, slice_from::<half::bf16>(rhs as *const c_void, len, "rhs")?, out)?
             } else {
-                p.solve_half(shape, &b.iter().map(|&v| half::f16::from_bits(v)).collect::<Vec<_>>(), out)?;
+                p.solve_half(shape, slice_from::<half::f16>(rhs as *const c_void, len, "rhs")?, out)?
             }
             Ok(())
         })
