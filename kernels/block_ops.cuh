@@ -3,13 +3,16 @@
 
 // A ← chol(A), lower, column by column in shared/global memory: the fallback for LD > 128, where
 // the register version below would spill. Returns −1, or the first column whose pivot is not
-// positive. All threads call.
-__device__ int potrf_lower_mem(real* A, int n) {
+// positive. All threads call; `thr`, `boost`: the pivot policy (common.cuh), boosted pivots are
+// added to `nboost` (thread 0's count is the block's).
+__device__ int potrf_lower_mem(real* A, int n, real thr, real boost, int& nboost) {
     __shared__ int failed_col;
     for (int j = 0; j < n; ++j) {
         __syncthreads();
         if (threadIdx.x == 0) {
-            real d = A[j + j * LD];
+            bool boosted;
+            const real d = policy_pivot(A[j + j * LD], thr, boost, boosted);
+            nboost += boosted;
             failed_col = (d > real(0) && isfinite(d)) ? -1 : j;
             if (failed_col < 0) A[j + j * LD] = sqrt(d);
         }
@@ -35,7 +38,7 @@ __device__ int potrf_lower_mem(real* A, int n) {
 // ~1 ms for n = 128 on an H100). Same contract as potrf_lower_mem.
 #define REG_STEP (NT / LD > 0 ? NT / LD : 1)
 #define REG_COLS ((LD + REG_STEP - 1) / REG_STEP)
-__device__ int potrf_lower_reg(real* A, int n) {
+__device__ int potrf_lower_reg(real* A, int n, real thr, real boost, int& nboost) {
     __shared__ real col[2][LD];
     const int row = threadIdx.x % LD, k0 = threadIdx.x / LD;
     const bool owner = threadIdx.x < LD * REG_STEP && row < n;
@@ -54,13 +57,15 @@ __device__ int potrf_lower_reg(real* A, int n) {
         for (int s = 0; s < REG_COLS; ++s)
             if (owner && k0 + s * REG_STEP == j && row >= j) c[row] = a[s];
         __syncthreads();
-        const real d = c[j];
+        bool boosted;
+        const real d = policy_pivot(c[j], thr, boost, boosted);
+        nboost += boosted;
         if (!(d > real(0) && isfinite(d))) { // c[j] is the same for every thread: a uniform exit
             failed = j;
             break;
         }
         const real rs = real(1) / sqrt(d);
-        const real l_row = c[row] * rs;
+        const real l_row = (row == j ? d : c[row]) * rs;
 #pragma unroll
         for (int s = 0; s < REG_COLS; ++s) {
             const int k = k0 + s * REG_STEP;
@@ -78,11 +83,11 @@ __device__ int potrf_lower_reg(real* A, int n) {
     return failed;
 }
 
-__device__ __forceinline__ int potrf_lower(real* A, int n) {
+__device__ __forceinline__ int potrf_lower(real* A, int n, real thr, real boost, int& nboost) {
 #if BT_LD <= 128
-    return potrf_lower_reg(A, n);
+    return potrf_lower_reg(A, n, thr, boost, nboost);
 #else
-    return potrf_lower_mem(A, n);
+    return potrf_lower_mem(A, n, thr, boost, nboost);
 #endif
 }
 

@@ -3,6 +3,7 @@
 //   -DBT_LD=<padded n>    leading dimension of every stored block (n rounded up for aligned loads)
 //   -DBT_NT=<threads>     threads per CTA
 //   -DBT_FUSED=0|1        1: stage blocks in shared memory (small n); 0: work in global memory
+//   -DBT_BOOST=0|1        1: the pivot policy (boost small pivots) is compiled in
 // Blocks are column-major with leading dimension BT_LD and block stride BT_LD·BT_LD; the problem's
 // own block size n (≤ BT_LD) is a kernel argument.
 typedef BT_T real;
@@ -19,6 +20,49 @@ typedef BT_T real;
 #define NO_FAILURE 0xffffffffffffffffull
 __device__ __forceinline__ unsigned long long fail_key(int level, int block, int col) {
     return ((unsigned long long)level << 42) | ((unsigned long long)block << 16) | (unsigned long long)col;
+}
+// Key of an item a batch mask leaves out of this factor or solve (above every failure key, so it
+// never wins an atomicMin; restored to the item's own key by btchol_mask_end).
+#define MASKED_ITEM 0xfffffffffffffffeull
+// An item stops at a level when it is masked out or failed at an earlier level (this level's
+// failures are all recorded).
+__device__ __forceinline__ bool skip_item(unsigned long long key, int level) {
+    return key == MASKED_ITEM || key < fail_key(level, 0, 0);
+}
+
+// Pivot policy (PlanOptions::pivot_threshold / pivot_boost): a finite pivot d ≤ threshold is
+// replaced by `boost` when boosting is on (boost > 0); otherwise d is kept and the caller's usual
+// check (d > 0, finite) decides. Compiled out (the identity) in variants without boosting.
+__device__ __forceinline__ real policy_pivot(real d, real threshold, real boost, bool& boosted) {
+#if BT_BOOST
+    boosted = !(d > threshold) && boost > real(0) && isfinite(d);
+    return boosted ? boost : d;
+#else
+    boosted = false;
+    return d;
+#endif
+}
+
+// Asynchronous global → shared copies (cp.async, sm_80+; plain copies before): a warp stages the
+// next blocks while it computes on the current ones. `wait_async<K>` waits until at most K
+// committed groups are still in flight.
+__device__ __forceinline__ void copy_async(real* dst, const real* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(sizeof(real)));
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void commit_async() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int K> __device__ __forceinline__ void wait_async() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(K));
+#endif
 }
 
 // Copies the n×n leading part of a block (global ↔ shared), all threads.

@@ -7,11 +7,10 @@
 
 extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
-    unsigned long long* fail, int level) {
+    unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
-    // Items that failed at an earlier level stop; this level's failures are all recorded.
-    if (fail[item] < fail_key(level, 0, 0)) return;
+    if (skip_item(fail[item], level)) return;
     real* D = diag + item * item_diag + r[0] * BS;
     real* slot_base = slots + item * item_slots;
     const int ncpl = r[7];
@@ -26,7 +25,9 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* sD = D;
     real* W[2] = {C[0], C[1]};
 #endif
-    const int f = potrf_lower(sD, n);
+    int nboost = 0;
+    const int f = potrf_lower(sD, n, piv_thr, piv_boost, nboost);
+    if (threadIdx.x == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
     if (f >= 0) {
         if (threadIdx.x == 0) atomicMin(&fail[item], fail_key(level, r[0], f));
         return;

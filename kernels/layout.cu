@@ -1,47 +1,110 @@
 // Data movement between caller layouts and the plan's internal storage, on the device, so that
 // uploads and solves from device pointers never round-trip through the host.
 
+// Element formats the caller may hand in: the plan's own `real`, or 16-bit f16 / bf16 (raw bits),
+// widened exactly (every f16 and bf16 value is a float and a double).
+struct f16_bits { unsigned short v; };
+struct bf16_bits { unsigned short v; };
+__device__ __forceinline__ real widen(real v) { return v; }
+__device__ __forceinline__ real widen(f16_bits h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.v));
+    return real(f);
+}
+__device__ __forceinline__ real widen(bf16_bits h) { return real(__uint_as_float((unsigned)h.v << 16)); }
+
 // Caller blocks (row- or column-major n×n, `src_blocks` per item) → internal padded column-major
 // blocks at dst + item·dst_item + block·BS. `transposed` (one flag per block, or null) stores the
 // block transposed (crate::schedule's factor orientation). `lower_only` reads only r ≥ c.
+// `mask` (one byte per item, or null): items with a zero byte are neither read nor written.
+// `shift` is added to the diagonal (PlanOptions::diag_shift; 0 for couplings), after the check.
 // Non-finite values set nonfinite[item] to min(block·2^32 + r·2^16 + c).
-extern "C" __global__ void __launch_bounds__(NT) btchol_convert_blocks(
-    const real* src, real* dst, int n, int src_blocks, long long dst_item, int row_major,
-    const unsigned char* transposed, int lower_only, unsigned long long* nonfinite) {
+template <typename S>
+__device__ __forceinline__ void convert_blocks(const S* src, real* dst, int n, int src_blocks, long long dst_item,
+                                               int row_major, const unsigned char* transposed, int lower_only,
+                                               const unsigned char* mask, real shift,
+                                               unsigned long long* nonfinite) {
     const int blk = blockIdx.x % src_blocks, item = blockIdx.x / src_blocks;
-    const real* s = src + ((long long)item * src_blocks + blk) * n * n;
+    if (mask != nullptr && !mask[item]) return;
+    const S* s = src + ((long long)item * src_blocks + blk) * n * n;
     real* d = dst + item * dst_item + blk * BS;
     const bool t = transposed != nullptr && transposed[blk];
     for (int idx = threadIdx.x; idx < n * n; idx += NT) {
         int r = idx % n, c = idx / n;
         if (lower_only && r < c) continue;
-        real v = row_major ? s[r * n + c] : s[r + c * n];
+        real v = widen(row_major ? s[r * n + c] : s[r + c * n]);
         if (!isfinite(v))
             atomicMin(&nonfinite[item], ((unsigned long long)blk << 32) | ((unsigned long long)r << 16) | (unsigned long long)c);
+        if (r == c) v += shift;
         if (t) d[c + r * LD] = v; else d[r + c * LD] = v;
     }
 }
 
 // Right-hand sides: caller element (item, row, col) at src + item·item_stride + row·rs + col·cs
-// ↔ internal y[item·item_rhs + col·rows + row]. to_internal = 1 packs, 0 unpacks (only items with
-// no failure, so failed items keep their right-hand side). Packing checks for non-finite values.
-extern "C" __global__ void __launch_bounds__(NT) btchol_pack_rhs(
-    real* caller, real* y, int rows, int m, long long rs, long long cs, long long item_stride,
-    long long item_rhs, int to_internal, const unsigned long long* fail, unsigned long long* nonfinite, int ctas_per_item) {
+// → internal y[item·item_rhs + col·rows + row], checking for non-finite values.
+template <typename S>
+__device__ __forceinline__ void pack_rhs(const S* caller, real* y, int rows, int m, long long rs, long long cs,
+                                         long long item_stride, long long item_rhs, unsigned long long* nonfinite,
+                                         int ctas_per_item) {
     const int item = blockIdx.x / ctas_per_item, part = blockIdx.x % ctas_per_item;
-    if (!to_internal && fail[item] != NO_FAILURE) return;
     for (long long idx = part * (long long)NT + threadIdx.x; idx < (long long)rows * m; idx += (long long)ctas_per_item * NT) {
         int r = idx % rows, c = idx / rows;
-        real* p = caller + item * item_stride + r * rs + c * cs;
-        real* q = y + item * item_rhs + (long long)c * rows + r;
-        if (to_internal) {
-            real v = *p;
-            if (!isfinite(v)) atomicMin(&nonfinite[item], ((unsigned long long)r << 32) | (unsigned long long)c);
-            *q = v;
-        } else {
-            *p = *q;
-        }
+        const real v = widen(caller[item * item_stride + r * rs + c * cs]);
+        if (!isfinite(v)) atomicMin(&nonfinite[item], ((unsigned long long)r << 32) | (unsigned long long)c);
+        y[item * item_rhs + (long long)c * rows + r] = v;
     }
+}
+
+#define CONVERT_ENTRY(NAME, S)                                                                                        \
+    extern "C" __global__ void __launch_bounds__(NT) NAME(                                                             \
+        const S* src, real* dst, int n, int src_blocks, long long dst_item, int row_major,                           \
+        const unsigned char* transposed, int lower_only, const unsigned char* mask, real shift,                       \
+        unsigned long long* nonfinite) {                                                                              \
+        convert_blocks<S>(src, dst, n, src_blocks, dst_item, row_major, transposed, lower_only, mask, shift,          \
+                          nonfinite);                                                                                 \
+    }                                                                                                                  \
+    extern "C" __global__ void __launch_bounds__(NT) NAME##_rhs(                                                       \
+        const S* caller, real* y, int rows, int m, long long rs, long long cs, long long item_stride,                 \
+        long long item_rhs, unsigned long long* nonfinite, int ctas_per_item) {                                       \
+        pack_rhs<S>(caller, y, rows, m, rs, cs, item_stride, item_rhs, nonfinite, ctas_per_item);                     \
+    }
+CONVERT_ENTRY(btchol_convert_blocks, real)
+CONVERT_ENTRY(btchol_convert_blocks_f16, f16_bits)
+CONVERT_ENTRY(btchol_convert_blocks_bf16, bf16_bits)
+
+// Internal y → caller element (item, row, col) of x (the plan's precision), for items with no
+// failure (failed and masked items keep their right-hand side).
+extern "C" __global__ void __launch_bounds__(NT) btchol_unpack_rhs(
+    real* caller, const real* y, int rows, int m, long long rs, long long cs, long long item_stride,
+    long long item_rhs, const unsigned long long* fail, int ctas_per_item) {
+    const int item = blockIdx.x / ctas_per_item, part = blockIdx.x % ctas_per_item;
+    if (fail[item] != NO_FAILURE) return;
+    for (long long idx = part * (long long)NT + threadIdx.x; idx < (long long)rows * m; idx += (long long)ctas_per_item * NT) {
+        int r = idx % rows, c = idx / rows;
+        caller[item * item_stride + r * rs + c * cs] = y[item * item_rhs + (long long)c * rows + r];
+    }
+}
+
+// Batch masks (Plan::factor_masked / solve_masked), one thread per item. Before the launches,
+// items the mask leaves out save their key and get MASKED_ITEM (every kernel skips them); for a
+// factor the selected items start with NO_FAILURE and no boosted pivots. After, the left-out
+// items get their own key back, so their status and factor are as before.
+extern "C" __global__ void btchol_mask_begin(unsigned long long* fail, unsigned long long* saved,
+                                             const unsigned char* mask, int batch, int factor, unsigned* boosted) {
+    const int item = blockIdx.x * blockDim.x + threadIdx.x;
+    if (item >= batch) return;
+    if (!mask[item]) {
+        saved[item] = fail[item];
+        fail[item] = MASKED_ITEM;
+    } else if (factor) {
+        fail[item] = NO_FAILURE;
+        boosted[item] = 0;
+    }
+}
+extern "C" __global__ void btchol_mask_end(unsigned long long* fail, const unsigned long long* saved,
+                                           const unsigned char* mask, int batch) {
+    const int item = blockIdx.x * blockDim.x + threadIdx.x;
+    if (item < batch && !mask[item]) fail[item] = saved[item];
 }
 
 // log det of each factored item: 2 Σ log diag(D̂_i), one CTA per item, accumulated in double.

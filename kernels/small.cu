@@ -66,10 +66,13 @@ __device__ __forceinline__ void load_diag_rows(real (&a)[LD], const real* D, int
 
 // Register Cholesky in one warp: lane i holds row i; on return a[k] = L_ik for k ≤ i and
 // invd[j] = 1/L_jj (written to shared memory by lane 0). Returns the first failing column or −1.
-__device__ __forceinline__ int potrf_warp(real (&a)[LD], real* invd, int lane) {
+// Pivot policy `thr`, `boost` (common.cuh); boosted pivots are added to `nboost` (warp-uniform).
+__device__ __forceinline__ int potrf_warp(real (&a)[LD], real* invd, int lane, real thr, real boost, int& nboost) {
 #pragma unroll
     for (int j = 0; j < LD; ++j) {
-        const real d = __shfl_sync(FULL_MASK, a[j], j);
+        bool boosted;
+        const real d = policy_pivot(__shfl_sync(FULL_MASK, a[j], j), thr, boost, boosted);
+        nboost += boosted;
         if (!(d > real(0)) || !isfinite(d)) return j;  // warp-uniform
         const real inv = rsqrt(d);
         const real l = a[j] * inv;
@@ -88,8 +91,10 @@ __device__ __forceinline__ int potrf_warp(real (&a)[LD], real* invd, int lane) {
 // the first failing column or −1 (read it after the next __syncthreads). There is no early exit:
 // after a failure the loop runs on with garbage that is never written out, so every warp meets
 // every barrier and a failure can neither deadlock nor race. All threads of the CTA call it
-// (inactive groups only join the barriers).
-__device__ void potrf_group(bool active, const real* D, int n, real* sL, real* invd, int* s_fail, int w, int lane) {
+// (inactive groups only join the barriers). Pivot policy `thr`, `boost` (common.cuh); the
+// group's boosted pivots are counted in *s_boost (read it after the next __syncthreads).
+__device__ void potrf_group(bool active, const real* D, int n, real* sL, real* invd, int* s_fail, int w, int lane,
+                            real thr, real boost, int* s_boost) {
     constexpr int Q = LD / 4;
     real a[Q];
 #pragma unroll
@@ -97,11 +102,13 @@ __device__ void potrf_group(bool active, const real* D, int n, real* sL, real* i
         const int k = 4 * q + w;
         a[q] = (active && lane < n && k < n) ? D[lane + k * LD] : real(lane == k ? 1 : 0);
     }
-    if (w == 0 && lane == 0) *s_fail = -1;
+    if (w == 0 && lane == 0) *s_fail = -1, *s_boost = 0;
 #pragma unroll
     for (int j = 0; j < LD; ++j) {
         if (active && w == j % 4) {
-            const real d = __shfl_sync(FULL_MASK, a[j / 4], j);
+            bool boosted;
+            const real d = policy_pivot(__shfl_sync(FULL_MASK, a[j / 4], j), thr, boost, boosted);
+            if (lane == 0 && boosted) ++*s_boost;
             if (lane == 0 && (!(d > real(0)) || !isfinite(d)) && *s_fail < 0) *s_fail = j;
             const real inv = rsqrt(d);
             const real v = lane == j ? d * inv : a[j / 4] * inv;
@@ -121,13 +128,35 @@ __device__ void potrf_group(bool active, const real* D, int n, real* sL, real* i
 }
 #endif
 
+// acc[k] −= s·v[k] for k in [k0, LD), v in shared memory (16-byte aligned at even offsets):
+// pairs of elements per load where LD is even, which halves the shared-memory instructions
+// (the bottleneck of a warp that keeps its rows in registers).
+__device__ __forceinline__ void axpy_tail(real (&acc)[LD], real s, const real* v, int k0) {
+    if (LD % 2 != 0) {
+#pragma unroll
+        for (int k = 0; k < LD; ++k)
+            if (k >= k0) acc[k] -= s * v[k];
+        return;
+    }
+#pragma unroll
+    for (int p = 0; p < LD / 2; ++p) {
+        const int k = 2 * p;
+        if (k >= k0) {
+            const real2 pair = *reinterpret_cast<const real2*>(v + k);
+            acc[k] -= s * pair.x;
+            acc[k + 1] -= s * pair.y;
+        } else if (k + 1 >= k0) {
+            acc[k + 1] -= s * v[k + 1];
+        }
+    }
+}
+
 // One row x of X ← X·L⁻ᵀ, L in shared memory (column-major, LD), invd = 1/diag(L).
 __device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const real* invd) {
 #pragma unroll
     for (int j = 0; j < LD; ++j) {
         x[j] *= invd[j];
-#pragma unroll
-        for (int k = j + 1; k < LD; ++k) x[k] -= x[j] * L[k + j * LD];
+        axpy_tail(x, x[j], L + j * LD, j + 1);
     }
 }
 
@@ -135,15 +164,16 @@ __device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const rea
 // D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ.
 extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
     real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n,
-    long long item_diag, long long item_slots, unsigned long long* fail, int level) {
+    long long item_diag, long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost,
+    unsigned* boosted) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sL = reinterpret_cast<real*>(smem_raw);  // [2][BS] factors
     real* sX = sL + 2 * BS;                         // [2][2][BS] solved couplings
     __shared__ real s_invd[2][LD];
-    __shared__ int s_fail[2];
+    __shared__ int s_fail[2], s_boost[2];
     const int* r = recs + LREC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
-    if (fail[item] < fail_key(level, 0, 0)) return;
+    if (skip_item(fail[item], level)) return;
     const int tid = threadIdx.x, g = tid >> 7, t = tid & 127, lane = tid & 31;
     const int a = r[0], n_elim = r[1];
     const int* e = r + 2 + 8 * g;
@@ -177,23 +207,27 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
     // Each group factors its block: with its four warps, or for tiny LD with one.
 #if LD >= 8
     potrf_group(active, item_diag_base + (active ? e[E_BLOCK] : 0) * BS, n, sL + g * BS, s_invd[g], &s_fail[g], t >> 5,
-                lane);
+                lane, piv_thr, piv_boost, &s_boost[g]);
 #else
     if (!active) {
-        if (t == 0) s_fail[g] = -1;
+        if (t == 0) s_fail[g] = -1, s_boost[g] = 0;
     } else {
         if ((t >> 5) == 0) {
             real ar[LD];
             load_diag_rows(ar, item_diag_base + e[E_BLOCK] * BS, n, lane);
-            const int f = potrf_warp(ar, s_invd[g], lane);
+            int nboost = 0;
+            const int f = potrf_warp(ar, s_invd[g], lane, piv_thr, piv_boost, nboost);
 #pragma unroll
             for (int k = 0; k < LD; ++k)
                 if (f < 0 && k <= lane && lane < LD) sL[g * BS + lane + k * LD] = ar[k];
-            if (lane == 0) s_fail[g] = f;
+            if (lane == 0) s_fail[g] = f, s_boost[g] = nboost;
         }
     }
 #endif
     __syncthreads();
+    // Boosted pivots count once, in the CTA that owns the elimination.
+    if (tid < 2 && tid < n_elim && r[2 + 8 * tid + E_OWNED] && s_boost[tid] > 0)
+        atomicAdd(&boosted[item], (unsigned)s_boost[tid]);
     if (s_fail[0] >= 0 || s_fail[1] >= 0) {
         if (tid < 2 && s_fail[tid] >= 0) atomicMin(&fail[item], fail_key(level, r[2 + 8 * tid + E_BLOCK], s_fail[tid]));
         return;

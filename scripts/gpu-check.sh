@@ -52,9 +52,12 @@ step kernels-warm .bundle/btchol kernels --warm
 for t in .bundle/tests/*; do
     step "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
 done
-# The feature tests again with CUDA plans (mixed precision, gradients, half inputs).
-for t in .bundle/tests/refine_gradient-*; do
-    step test-refine_gradient-cuda env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
+# The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
+# regularisation and pivot boosting, deterministic mode).
+for suite in refine_gradient masks regularize deterministic; do
+    for t in .bundle/tests/$suite-*; do
+        step "test-$suite-cuda" env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
+    done
 done
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
@@ -65,6 +68,10 @@ step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
 step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
+step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \
+    --n 16 --N 32 --batch 1024 --csv "$out/bench-batch.csv"
+step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024 \
+    --mask-fraction 0.25 --csv "$out/bench-mask.csv"
 step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024 \
     --batch 1 --nrhs 1 --csv "$out/bench-mixed.csv"
 echo

@@ -2,9 +2,8 @@
 //! factors and solves without allocating. Eigen's `compute` / `info` / `solve` triad, LAPACK's
 //! INFO semantics for failures.
 
-use crate::cpu::try_zeroed;
 use crate::cpu::CpuEngine;
-use crate::cuda::CudaEngine;
+use crate::cuda::{CudaEngine, GpuAlgorithm, GpuPivots, SourceFormat};
 use crate::dense::potrf::PivotPolicy;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
@@ -80,15 +79,15 @@ pub struct PlanOptions {
     /// Static regularisation σ: the plan factors Ψ + σI, adding σ to every diagonal entry of the
     /// D_i as they are uploaded (the caller's arrays are not modified; solves, log-determinants
     /// and gradients are those of Ψ + σI). Any finite value; 0 (the default) is off. Both
-    /// backends (CUDA: host uploads only).
+    /// backends (CUDA: added on the device as blocks are converted, host or device uploads).
     pub diag_shift: f64,
     /// "Boost small pivots": when `pivot_boost` > 0, a pivot d (a diagonal entry of the Schur
     /// complement, before its square root) with d ≤ `pivot_threshold` is replaced by
     /// `pivot_boost` and counted in [`Plan::boosted_pivots`] instead of failing the item; a
     /// non-finite pivot still fails. Both must be finite and ≥ 0; a non-zero threshold needs a
     /// non-zero boost. With nested dissection the pivots are those of the nested-dissection
-    /// order, so which pivots are boosted can differ from the sequential algorithm's. CPU only
-    /// (`Backend::Auto` then picks the CPU).
+    /// order, so which pivots are boosted can differ from the sequential algorithm's. Both
+    /// backends.
     pub pivot_threshold: f64,
     /// The value a boosted pivot is replaced by (0, the default: boosting off). See
     /// `pivot_threshold`.
@@ -124,13 +123,10 @@ impl PlanOptions {
         Ok(PivotPolicy { threshold: T::from_f64(self.pivot_threshold), boost: T::from_f64(self.pivot_boost) })
     }
 
-    /// The first option that only the CPU backend provides, named for an error message.
+    /// The first option that only the CPU backend provides, named for an error message (none
+    /// today; kept so that a future CPU-only option has one place to say so).
     fn cpu_only_feature(&self) -> Option<&'static str> {
-        if self.pivot_boost != 0.0 {
-            Some("pivot boosting (pivot_boost)")
-        } else {
-            None
-        }
+        None
     }
 }
 
@@ -191,8 +187,6 @@ pub struct Plan<T: Scalar> {
     status: Vec<ItemStatus>,
     /// Boosted pivots per item in the last factorization.
     boosted: Vec<u32>,
-    /// GPU plans with a diagonal shift: the shifted copy of the caller's D (empty otherwise).
-    shifted_diag: Vec<T>,
     /// Per item: uploaded since its last factorization (the factor overwrites the matrix).
     fresh: Vec<bool>,
     /// 0..B: the item list of the unmasked operations.
@@ -229,19 +223,17 @@ impl<T: Scalar> Plan<T> {
             }
         };
         if want_gpu {
-            if options.algorithm == Algorithm::Sequential {
-                return Err(Error::InvalidArgument(
-                    "the CUDA backend runs nested dissection; use Algorithm::NestedDissection or Auto".into(),
-                ));
-            }
-            match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs) {
-                Ok(e) => {
-                    let mut plan = Self::with_engine(dims, options, Engine::Cuda(Box::new(e)));
-                    if options.diag_shift != 0.0 {
-                        plan.shifted_diag = try_zeroed(dims.diag_len(), "shifted diagonal blocks")?;
-                    }
-                    return Ok(plan);
-                }
+            let algorithm = match options.algorithm {
+                Algorithm::Sequential => GpuAlgorithm::Sequential,
+                _ => GpuAlgorithm::NestedDissection,
+            };
+            let gpu_pivots = GpuPivots {
+                threshold: pivots.threshold,
+                boost: pivots.boost,
+                diag_shift: T::from_f64(options.diag_shift),
+            };
+            match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs, algorithm, gpu_pivots) {
+                Ok(e) => return Ok(Self::with_engine(dims, options, Engine::Cuda(Box::new(e)))),
                 Err(e) if options.backend == Backend::Cuda => return Err(e),
                 Err(_) => {} // Auto: fall back to the CPU.
             }
@@ -262,7 +254,6 @@ impl<T: Scalar> Plan<T> {
             state: State::Empty,
             status: vec![ItemStatus::Pending; dims.batch],
             boosted: vec![0; dims.batch],
-            shifted_diag: Vec::new(),
             fresh: vec![false; dims.batch],
             all_items: (0..dims.batch).collect(),
             active: Vec::with_capacity(dims.batch),
@@ -296,7 +287,10 @@ impl<T: Scalar> Plan<T> {
     pub fn algorithm(&self) -> Algorithm {
         match &self.engine {
             Engine::Cpu(e) => e.algorithm(),
-            Engine::Cuda(_) => Algorithm::NestedDissection,
+            Engine::Cuda(e) => match e.algorithm() {
+                GpuAlgorithm::Sequential => Algorithm::Sequential,
+                GpuAlgorithm::NestedDissection => Algorithm::NestedDissection,
+            },
         }
     }
     /// CPU threads the plan uses (1 for a GPU plan: the host thread that launches).
@@ -344,19 +338,7 @@ impl<T: Scalar> Plan<T> {
                 matrix.check_finite()?;
                 e.upload(matrix, &self.all_items);
             }
-            Engine::Cuda(e) if self.options.diag_shift != 0.0 => {
-                // The shift on the host, then the plain upload: the engine needs no hook for it.
-                let (n, shift) = (self.dims.block_size, T::from_f64(self.options.diag_shift));
-                let diag = &mut self.shifted_diag[..self.dims.diag_len()];
-                diag.copy_from_slice(&matrix.diag_data()[..self.dims.diag_len()]);
-                for blk in diag.chunks_exact_mut(n * n) {
-                    for k in 0..n {
-                        blk[k * n + k] += shift;
-                    }
-                }
-                e.upload_host(matrix.layout(), diag, matrix.sub_data())?
-            }
-            Engine::Cuda(e) => e.upload_host(matrix.layout(), matrix.diag_data(), matrix.sub_data())?,
+            Engine::Cuda(e) => e.upload_host(matrix.layout(), matrix.diag_data(), matrix.sub_data(), None)?,
         }
         self.state = State::Uploaded;
         self.fresh.fill(true);
@@ -388,15 +370,14 @@ impl<T: Scalar> Plan<T> {
     /// # Safety
     /// Both pointers must be device memory of the current device holding those extents.
     pub unsafe fn upload_device(&mut self, diag: *const T, sub: *const T) -> Result<()> {
-        if self.options.diag_shift != 0.0 && matches!(self.engine, Engine::Cuda(_)) {
-            return Err(not_on_cuda("diag_shift with blocks already in GPU memory (upload_device)"));
-        }
         self.state = State::Empty;
         self.status.fill(ItemStatus::Pending);
         self.fresh.fill(false);
         match &mut self.engine {
             Engine::Cpu(_) => return Err(Self::no_cuda()),
-            Engine::Cuda(e) => e.upload_device(self.options.layout, diag as u64, sub as u64)?,
+            Engine::Cuda(e) => {
+                e.upload_device(self.options.layout, SourceFormat::Native, diag as u64, sub as u64, None)?
+            }
         }
         self.state = State::Uploaded;
         self.fresh.fill(true);
@@ -449,7 +430,7 @@ impl<T: Scalar> Plan<T> {
         match &mut self.engine {
             Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted, &self.all_items),
             Engine::Cuda(e) => {
-                if let Err(err) = e.factor(&mut self.status) {
+                if let Err(err) = e.factor(&mut self.status, &mut self.boosted) {
                     self.state = State::Empty;
                     return Err(err);
                 }
@@ -511,7 +492,7 @@ impl<T: Scalar> Plan<T> {
         shape.required_len(self.dims)?;
         match &mut self.engine {
             Engine::Cpu(_) => return Err(Self::no_cuda()),
-            Engine::Cuda(e) => e.solve_device(shape, data as u64)?,
+            Engine::Cuda(e) => e.solve_device(shape, SourceFormat::Native, data as u64, data as u64)?,
         }
         self.first_failure()
     }
@@ -519,7 +500,7 @@ impl<T: Scalar> Plan<T> {
     fn solve_checked(&mut self, rhs: &mut RhsMut<T>) -> Result<()> {
         match &mut self.engine {
             Engine::Cpu(e) => e.solve(&self.status, rhs, &self.all_items),
-            Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data)?,
+            Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data, None)?,
         }
         Ok(())
     }
@@ -532,7 +513,7 @@ impl<T: Scalar> Plan<T> {
         if let Engine::Cuda(e) = &mut self.engine {
             if rhs.shape.nrhs <= e.max_nrhs() {
                 // One launch sequence: forward substitution interlaced with the factorization.
-                if let Err(err) = e.factor_solve_host(&mut self.status, rhs.shape, rhs.data) {
+                if let Err(err) = e.factor_solve_host(&mut self.status, &mut self.boosted, rhs.shape, rhs.data) {
                     self.state = State::Empty;
                     return Err(err);
                 }

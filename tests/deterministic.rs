@@ -2,7 +2,8 @@
 //! bits every time, for the sequential and the nested-dissection algorithm, single systems and
 //! batches, with and without `PlanOptions::deterministic` (the CPU backend is deterministic in any
 //! case: every output block is written by one task, in an order fixed by the schedule, and the
-//! per-item reductions are integer minima and sums).
+//! per-item reductions are integer minima and sums; the CUDA kernels use no floating-point
+//! atomics). The first test also runs on the GPU with BTCHOL_TEST_BACKEND=cuda.
 
 mod common;
 
@@ -30,13 +31,8 @@ fn twenty_runs_give_identical_bits() {
             let (d, e) = random_problem::<f64>(seed, dims, Layout::RowMajor, 0.5);
             let nrhs = 3;
             let b = random_vec::<f64>(seed ^ 5, dims.batch * dims.rows() * nrhs);
-            let opts = |det: bool| PlanOptions {
-                backend: Backend::Cpu,
-                algorithm: alg,
-                threads: 3,
-                deterministic: det,
-                ..Default::default()
-            };
+            // On the test backend: the CPU, or the GPU with BTCHOL_TEST_BACKEND=cuda.
+            let opts = |det: bool| PlanOptions { deterministic: det, ..backend_options(alg, 3, n) };
             let first = run(dims, opts(true), &d, &e, &b, nrhs);
             for k in 0..20 {
                 let again = run(dims, opts(k % 2 == 0), &d, &e, &b, nrhs);

@@ -1,6 +1,7 @@
 //! Batch masks (`Plan::upload_masked`, `factor_masked`, `solve_masked`): only the selected items
 //! are uploaded, factored and solved; the others keep their factor, status and right-hand sides,
-//! bit for bit. Checked against the dense f64 reference.
+//! bit for bit. Checked against the dense f64 reference, on the CPU (or the GPU with
+//! BTCHOL_TEST_BACKEND=cuda).
 
 mod common;
 
@@ -8,8 +9,9 @@ use btchol::reference::*;
 use btchol::*;
 use common::*;
 
-fn cpu(alg: Algorithm, threads: usize) -> PlanOptions {
-    PlanOptions { backend: Backend::Cpu, algorithm: alg, threads, ..Default::default() }
+/// Options on the test backend (CPU, or GPU with BTCHOL_TEST_BACKEND=cuda); blocks here are small.
+fn backend_opts(alg: Algorithm, threads: usize) -> PlanOptions {
+    backend_options(alg, threads, 1)
 }
 
 /// Backward error of item `item` of `x` for the matrix (d, e) and right-hand sides b.
@@ -41,7 +43,7 @@ fn masked_calls_work_on_selected_items_only_and_keep_the_others() {
                 let nrhs = 2;
                 let b = random_vec::<f64>(seed ^ 1, dims.batch * dims.rows() * nrhs);
                 let mask: Vec<bool> = (0..batch).map(|i| i % 2 == 0 || i == batch - 1).collect();
-                let mut plan = Plan::<f64>::new(dims, cpu(alg, threads)).unwrap();
+                let mut plan = Plan::<f64>::new(dims, backend_opts(alg, threads)).unwrap();
                 plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d1, &e1).unwrap()).unwrap();
                 plan.factor().unwrap();
                 let mut ld1 = vec![0.0; batch];
@@ -113,11 +115,11 @@ fn masked_results_are_bitwise_those_of_the_unmasked_calls() {
         let (d, e) = random_problem::<f64>(5, dims, Layout::RowMajor, 1.0);
         let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
         let b = random_vec::<f64>(6, dims.batch * dims.rows());
-        let mut full = Plan::<f64>::new(dims, cpu(alg, 2)).unwrap();
+        let mut full = Plan::<f64>::new(dims, backend_opts(alg, 2)).unwrap();
         let mut x_full = b.clone();
         full.factor_solve(&m, &mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x_full).unwrap()).unwrap();
         let mask = [false, true, false, false, true];
-        let mut part = Plan::<f64>::new(dims, cpu(alg, 2)).unwrap();
+        let mut part = Plan::<f64>::new(dims, backend_opts(alg, 2)).unwrap();
         part.upload_masked(&m, &mask).unwrap();
         part.factor_masked(&mask).unwrap();
         let mut x_part = b.clone();
@@ -138,7 +140,7 @@ fn masked_call_order_and_arguments_are_checked() {
     let (d, e) = random_problem::<f64>(9, dims, Layout::RowMajor, 1.0);
     let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
     let mut x = random_vec::<f64>(10, dims.batch * dims.rows());
-    let mut plan = Plan::<f64>::new(dims, cpu(Algorithm::Sequential, 1)).unwrap();
+    let mut plan = Plan::<f64>::new(dims, backend_opts(Algorithm::Sequential, 1)).unwrap();
     let some = [true, false, true];
     let state = |r: Result<()>| match r {
         Err(Error::InvalidState(m)) => m,
@@ -176,7 +178,7 @@ fn masked_factor_reports_only_selected_failures() {
     d[(5 + 2) * 9 + 4] = -50.0; // item 1, block 2, (1, 1)
     d[(10 + 3) * 9] = -50.0; // item 2, block 3, (0, 0)
     let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
-    let mut plan = Plan::<f64>::new(dims, cpu(Algorithm::Sequential, 2)).unwrap();
+    let mut plan = Plan::<f64>::new(dims, backend_opts(Algorithm::Sequential, 2)).unwrap();
     plan.upload(&m).unwrap();
     assert_eq!(
         plan.factor_masked(&[true, false, true]),
@@ -195,16 +197,4 @@ fn masked_factor_reports_only_selected_failures() {
     assert!(item_error(dims, &d, &e, 1, &x, &b, 0) < tolerance::<f64>(3));
     let mut rhs = RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap();
     assert_eq!(plan.solve(&mut rhs), Err(Error::NotPositiveDefinite { item: 1, block: 2, column: 1 }));
-}
-
-#[test]
-fn masks_are_unsupported_on_cuda_plans() {
-    // Without a GPU the CUDA plan cannot be created; with one, the masked calls are refused.
-    let dims = Dims::new(2, 4, 2).unwrap();
-    if let Ok(mut p) = Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cuda, ..Default::default() }) {
-        match p.factor_masked(&[true, false]) {
-            Err(Error::Unsupported(m)) => assert!(m.contains("not yet available on the CUDA backend"), "{m}"),
-            r => panic!("{r:?}"),
-        }
-    }
 }

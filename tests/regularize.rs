@@ -1,6 +1,7 @@
 //! Regularisation (`PlanOptions::diag_shift`, `pivot_threshold` / `pivot_boost`) against the dense
 //! f64 reference: a shift factors Ψ + σI without touching the caller's arrays, boosting replaces
-//! small pivots and counts them exactly, per item.
+//! small pivots and counts them exactly, per item. On the CPU, or the GPU with
+//! BTCHOL_TEST_BACKEND=cuda.
 
 mod common;
 
@@ -9,8 +10,9 @@ use btchol::schedule::Schedule;
 use btchol::*;
 use common::*;
 
-fn cpu(alg: Algorithm, threads: usize) -> PlanOptions {
-    PlanOptions { backend: Backend::Cpu, algorithm: alg, threads, ..Default::default() }
+/// Options on the test backend (CPU, or GPU with BTCHOL_TEST_BACKEND=cuda); blocks here are small.
+fn backend_opts(alg: Algorithm, threads: usize) -> PlanOptions {
+    backend_options(alg, threads, 1)
 }
 
 /// Adds `shift` to every diagonal entry of D (caller layout: the diagonal is the same in both).
@@ -42,7 +44,8 @@ fn diag_shift_solves_the_shifted_matrix_and_leaves_the_caller_data_alone() {
                 let len = RhsShape::dense(dims, nrhs, layout).required_len(dims).unwrap();
                 let b = random_vec::<f64>(seed ^ 7, len);
                 let mut x = b.clone();
-                let mut plan = Plan::<f64>::new(dims, PlanOptions { layout, diag_shift: 4.0, ..cpu(alg, 2) }).unwrap();
+                let mut plan =
+                    Plan::<f64>::new(dims, PlanOptions { layout, diag_shift: 4.0, ..backend_opts(alg, 2) }).unwrap();
                 let m = BlockTridiagRef::new(dims, layout, &d_minus, &e).unwrap();
                 plan.factor_solve(&m, &mut RhsMut::dense(dims, nrhs, layout, &mut x).unwrap()).unwrap();
                 assert!(d_minus == d0 && e == e0, "the caller's blocks changed");
@@ -73,7 +76,8 @@ fn diag_shift_solves_the_shifted_matrix_and_leaves_the_caller_data_alone() {
 fn diag_shift_works_in_f32() {
     let dims = Dims::new(2, 9, 6).unwrap();
     let (d, e) = random_problem::<f32>(11, dims, Layout::RowMajor, 1.0);
-    let mut plan = Plan::<f32>::new(dims, PlanOptions { diag_shift: 0.25, ..cpu(Algorithm::Sequential, 1) }).unwrap();
+    let mut plan =
+        Plan::<f32>::new(dims, PlanOptions { diag_shift: 0.25, ..backend_opts(Algorithm::Sequential, 1) }).unwrap();
     let b = random_vec::<f32>(12, dims.batch * dims.rows());
     let mut x = b.clone();
     let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
@@ -120,7 +124,7 @@ fn boosted_pivots_are_replaced_and_counted_exactly_per_item() {
                 }
                 set_diag(&mut d, dims, 3, 0, 0, -1e-13);
                 let boost = 1e6;
-                let opts = PlanOptions { pivot_threshold: 1e-12, pivot_boost: boost, ..cpu(alg, threads) };
+                let opts = PlanOptions { pivot_threshold: 1e-12, pivot_boost: boost, ..backend_opts(alg, threads) };
                 let mut plan = Plan::<f64>::new(dims, opts).unwrap();
                 let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
                 let nrhs = 2;
@@ -146,7 +150,7 @@ fn boosted_pivots_are_replaced_and_counted_exactly_per_item() {
                 assert!(be < tolerance::<f64>(n), "N={nb} n={n} {alg:?}: backward error {be:e}");
 
                 // Without boosting the same matrix fails on item 1 at block 0, column 0.
-                let mut strict = Plan::<f64>::new(dims, cpu(alg, threads)).unwrap();
+                let mut strict = Plan::<f64>::new(dims, backend_opts(alg, threads)).unwrap();
                 strict.upload(&m).unwrap();
                 assert_eq!(strict.factor(), Err(Error::NotPositiveDefinite { item: 1, block: 0, column: 0 }));
                 assert_eq!(strict.boosted_pivots(), &[0, 0, 0, 0]);
@@ -161,7 +165,8 @@ fn boosting_still_fails_on_non_finite_pivots_and_counts_before_the_failure() {
     // can repair.
     let dims = Dims::new(1, 2, 1).unwrap();
     let (d, e) = ([1.0f32, 1.0], [1e30f32]);
-    let mut plan = Plan::<f32>::new(dims, PlanOptions { pivot_boost: 1.0, ..cpu(Algorithm::Sequential, 1) }).unwrap();
+    let mut plan =
+        Plan::<f32>::new(dims, PlanOptions { pivot_boost: 1.0, ..backend_opts(Algorithm::Sequential, 1) }).unwrap();
     plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()).unwrap();
     assert_eq!(plan.factor(), Err(Error::NotPositiveDefinite { item: 0, block: 1, column: 0 }));
     assert_eq!(plan.boosted_pivots(), &[0]);
@@ -188,13 +193,4 @@ fn regularisation_options_are_checked() {
         Plan::<f32>::new(dims, PlanOptions { pivot_boost: 1e300, ..Default::default() }),
         Err(Error::InvalidArgument(_))
     ));
-    // Pivot boosting is CPU-only: CUDA refuses it clearly (before looking for a GPU), Auto picks
-    // the CPU.
-    match Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cuda, pivot_boost: 1.0, ..Default::default() }) {
-        Err(Error::Unsupported(m)) => assert!(m.contains("not yet available on the CUDA backend"), "{m}"),
-        r => panic!("{:?}", r.map(|_| ())),
-    }
-    let big = Dims::new(1, 128, 32).unwrap(); // above the GPU work threshold
-    let p = Plan::<f32>::new(big, PlanOptions { pivot_boost: 1.0, threads: 1, ..Default::default() }).unwrap();
-    assert_eq!(p.backend(), Backend::Cpu);
 }

@@ -59,12 +59,16 @@ Problem (flags marked * take a comma-separated list; the run sweeps their Cartes
   --backend cpu|cuda|auto      where to run (default auto: the GPU if usable, else the CPU)
   --algorithm seq|nd|auto *    sequential (paper Alg. 1) or nested dissection (Alg. 4); auto lets
                                the plan choose (default auto); rows show the resolved algorithm.
-                               The CUDA backend runs nd only
+                               The CUDA backend runs nd, and seq for n <= 32 (one warp per
+                               item: batches of short systems)
   --dtype f64|f32|mixed *      working precision (default f64); mixed: f64 problem, f32 factor,
                                iterative refinement to f64 accuracy (--precision is the same)
   --deterministic              PlanOptions::deterministic (bitwise-reproducible results)
   --regularize S               static diagonal shift S (PlanOptions::diag_shift)
-  --mask-fraction F            factor and solve only floor(F*B) items, spread evenly (CPU)
+  --mask-fraction F            factor and solve only floor(F*B) items, spread evenly
+  --rhs host|device            where right-hand sides live for a GPU plan's solve (default host:
+                               the solve time includes the copies; device: Plan::solve_device,
+                               how GPU solvers such as cuDSS are usually timed)
   --n SIZE *                   block size n (lower-case n; default 32)
   --N COUNT *                  number of diagonal blocks N (upper-case N; default 1024)
   --batch B *                  independent systems per plan (default 1)

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SMALL_THREADS};
+use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS};
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
@@ -29,9 +29,31 @@ struct Kernels {
     forward_eliminate: CudaFunction,
     forward_update: CudaFunction,
     backward_eliminate: CudaFunction,
-    convert_blocks: CudaFunction,
-    pack_rhs: CudaFunction,
+    /// Block conversion and right-hand-side packing per caller element format.
+    convert_blocks: [CudaFunction; 3],
+    pack_rhs: [CudaFunction; 3],
+    unpack_rhs: CudaFunction,
+    mask_begin: CudaFunction,
+    mask_end: CudaFunction,
     logdet: CudaFunction,
+}
+
+/// The element format of caller data handed to the device: the plan's own precision, or raw
+/// 16-bit floats widened on the device (kernels/layout.cu `widen`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceFormat {
+    Native = 0,
+    F16 = 1,
+    Bf16 = 2,
+}
+
+/// The GPU algorithm of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuAlgorithm {
+    /// The nested-dissection schedule, one launch (or two) per level.
+    NestedDissection,
+    /// Paper Algorithm 1, one warp per item (kernels/sequential.cu; block sizes ≤ 32).
+    Sequential,
 }
 
 /// Where each level's records start in the record table.
@@ -158,6 +180,12 @@ struct SmallPath<T> {
     z: DeviceBuffer<T>,
 }
 
+/// The per-item sequential path (kernels/sequential.cu): one launch factors, one solves.
+struct SeqPath {
+    factor: CudaFunction,
+    solve: CudaFunction,
+}
+
 /// A launch sequence the engine captures once as a CUDA graph and replays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Sequence {
@@ -167,6 +195,19 @@ enum Sequence {
     Solve(usize),
     /// Factor with the forward substitution interlaced, then the backward substitution.
     FactorSolve(usize),
+    /// Factor of the items the device mask selects (the others keep factor, status and counts).
+    FactorMasked,
+    /// Solve of the items the device mask selects.
+    SolveMasked(usize),
+}
+
+/// Numerical options as the kernels take them: pivot policy (PlanOptions::pivot_threshold /
+/// pivot_boost) and static diagonal shift (PlanOptions::diag_shift).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuPivots<T> {
+    pub threshold: T,
+    pub boost: T,
+    pub diag_shift: T,
 }
 
 /// Plan-owned GPU state for one (B, N, n, dtype).
@@ -182,6 +223,18 @@ pub struct CudaEngine<T: Scalar> {
     _module: Arc<CudaModule>,
     k: Kernels,
     small: Option<SmallPath<T>>,
+    seq: Option<SeqPath>,
+    pivots: GpuPivots<T>,
+    /// PlanOptions::diag_shift, added to the diagonal as blocks are converted.
+    diag_shift: T,
+    /// Boosted pivots per item (device; zeroed per factor when boosting is on) and host copy.
+    boosted: DeviceBuffer<u32>,
+    host_boosted: PinnedBuffer<u32>,
+    /// Batch mask of the masked sequences (one byte per item), its host staging, and the keys
+    /// of the items it leaves out, saved while a masked sequence runs.
+    mask: DeviceBuffer<u8>,
+    host_mask: PinnedBuffer<u8>,
+    saved_keys: DeviceBuffer<u64>,
     dims: Dims,
     levels: Vec<LevelRecords>,
     n_slots: usize,
@@ -201,15 +254,28 @@ pub struct CudaEngine<T: Scalar> {
 impl<T: Scalar> CudaEngine<T> {
     /// Opens the device, compiles (or loads from cache) the kernel variant for n and allocates all
     /// device memory. `max_nrhs` right-hand sides are solved per pass; more are done in chunks.
-    pub fn new(dims: Dims, schedule: Schedule, max_nrhs: usize) -> Result<Self> {
+    pub fn new(
+        dims: Dims,
+        schedule: Schedule,
+        max_nrhs: usize,
+        algorithm: GpuAlgorithm,
+        pivots: GpuPivots<T>,
+    ) -> Result<Self> {
         let n = dims.block_size;
         if n > MAX_CUDA_BLOCK_SIZE {
             return Err(Error::InvalidArgument(format!(
                 "the CUDA backend supports block sizes up to {MAX_CUDA_BLOCK_SIZE}, got n = {n}"
             )));
         }
+        if algorithm == GpuAlgorithm::Sequential && n > SEQ_MAX_BLOCK_SIZE {
+            return Err(Error::Unsupported(format!(
+                "the CUDA sequential algorithm supports block sizes up to {SEQ_MAX_BLOCK_SIZE}, got n = {n}; \
+                 use nested dissection"
+            )));
+        }
         let dev = Device::open()?;
-        let spec = KernelSpec::for_block_size(T::DTYPE, n, dev.smem_optin.min(200 * 1024));
+        let spec =
+            KernelSpec::for_block_size(T::DTYPE, n, dev.smem_optin.min(200 * 1024)).with_boost(pivots.boost > T::ZERO);
         let cubin = jit::load_or_compile(&spec, dev.arch)?;
         dev.bind()?;
         let module =
@@ -221,8 +287,19 @@ impl<T: Scalar> CudaEngine<T> {
             forward_eliminate: f("btchol_forward_eliminate")?,
             forward_update: f("btchol_forward_update")?,
             backward_eliminate: f("btchol_backward_eliminate")?,
-            convert_blocks: f("btchol_convert_blocks")?,
-            pack_rhs: f("btchol_pack_rhs")?,
+            convert_blocks: [
+                f("btchol_convert_blocks")?,
+                f("btchol_convert_blocks_f16")?,
+                f("btchol_convert_blocks_bf16")?,
+            ],
+            pack_rhs: [
+                f("btchol_convert_blocks_rhs")?,
+                f("btchol_convert_blocks_f16_rhs")?,
+                f("btchol_convert_blocks_bf16_rhs")?,
+            ],
+            unpack_rhs: f("btchol_unpack_rhs")?,
+            mask_begin: f("btchol_mask_begin")?,
+            mask_end: f("btchol_mask_end")?,
             logdet: f("btchol_logdet")?,
         };
         // Always opt in: the kernels' own static shared memory counts against the same limit.
@@ -246,7 +323,21 @@ impl<T: Scalar> CudaEngine<T> {
         let stream = Stream::new_owned(&dev)?;
         let b = dims.batch;
         let bs_elems = spec.ld * spec.ld;
-        let small = if spec.small() {
+        let seq = if algorithm == GpuAlgorithm::Sequential {
+            let factor = f("btchol_factor_seq_small")?;
+            unsafe {
+                result::function::set_function_attribute(
+                    factor.cu_function(),
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    spec.seq_factor_smem_bytes() as i32,
+                )
+            }
+            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            Some(SeqPath { factor, solve: f("btchol_solve_seq_small")? })
+        } else {
+            None
+        };
+        let small = if spec.small() && seq.is_none() {
             let (cta_recs, cta_levels) = level_cta_records(&schedule);
             let recs = DeviceBuffer::<i32>::zeroed(&dev, cta_recs.len(), "schedule records")?;
             unsafe { result::memcpy_htod_sync(recs.ptr, &cta_recs) }
@@ -290,6 +381,11 @@ impl<T: Scalar> CudaEngine<T> {
             diag: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU diagonal blocks")?,
             slots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU coupling blocks")?,
             fail: DeviceBuffer::zeroed(&dev, b, "GPU failure flags")?,
+            boosted: DeviceBuffer::zeroed(&dev, b, "GPU boosted-pivot counts")?,
+            host_boosted: PinnedBuffer::filled(&dev, b, 0, "host boosted-pivot counts")?,
+            mask: DeviceBuffer::zeroed(&dev, b, "GPU batch mask")?,
+            host_mask: PinnedBuffer::filled(&dev, b, 0, "host batch mask")?,
+            saved_keys: DeviceBuffer::zeroed(&dev, b, "GPU saved failure keys")?,
             nonfinite: DeviceBuffer::zeroed(&dev, 2 * b, "GPU input checks")?,
             staging: DeviceBuffer::zeroed(&dev, dims.diag_len() + dims.sub_len(), "GPU upload staging")?,
             rhs: DeviceBuffer::zeroed(&dev, b * rows * max_nrhs, "GPU right-hand sides")?,
@@ -304,6 +400,9 @@ impl<T: Scalar> CudaEngine<T> {
             _module: module,
             k,
             small,
+            seq,
+            pivots,
+            diag_shift: pivots.diag_shift,
             dims,
             levels,
             n_slots,
@@ -316,6 +415,13 @@ impl<T: Scalar> CudaEngine<T> {
     }
     pub fn spec(&self) -> KernelSpec {
         self.spec
+    }
+    pub fn algorithm(&self) -> GpuAlgorithm {
+        if self.seq.is_some() {
+            GpuAlgorithm::Sequential
+        } else {
+            GpuAlgorithm::NestedDissection
+        }
     }
     pub fn workspace_bytes(&self) -> usize {
         let small = self.small.as_ref().map_or(0, |s| s.fact.bytes() + s.xslots.bytes() + s.z.bytes() + s.recs.bytes());
@@ -376,8 +482,24 @@ impl<T: Scalar> CudaEngine<T> {
         self.stream.synchronize()
     }
 
+    /// Whether the factor kernels may boost pivots (then counts are kept per item).
+    fn boosting(&self) -> bool {
+        self.pivots.boost > T::ZERO
+    }
+
+    /// Copies a batch mask to the device buffer the masked sequences read (ordered on the stream).
+    fn set_mask(&mut self, mask: &[bool]) -> Result<()> {
+        for (h, &m) in self.host_mask.iter_mut().zip(mask) {
+            *h = m as u8;
+        }
+        unsafe { result::memcpy_htod_async(self.mask.ptr, &self.host_mask[..self.dims.batch], self.stream.raw) }
+            .map_err(|e| cuda_err("copying the batch mask", e))
+    }
+
     /// Uploads from host memory: one copy of the caller's raw arrays, then the conversion kernel.
-    pub fn upload_host(&mut self, layout: Layout, diag: &[T], sub: &[T]) -> Result<()> {
+    /// With `mask`, only the selected items are converted (and checked); the others keep what
+    /// the plan holds.
+    pub fn upload_host(&mut self, layout: Layout, diag: &[T], sub: &[T], mask: Option<&[bool]>) -> Result<()> {
         self.dev.bind()?;
         let (dl, sl) = (self.dims.diag_len(), self.dims.sub_len());
         unsafe {
@@ -389,31 +511,49 @@ impl<T: Scalar> CudaEngine<T> {
             }
         }
         let e_ptr = self.staging.ptr + (dl * std::mem::size_of::<T>()) as u64;
-        unsafe { self.upload_device(layout, self.staging.ptr, e_ptr) }
+        unsafe { self.upload_device(layout, SourceFormat::Native, self.staging.ptr, e_ptr, mask) }
     }
 
-    /// Uploads from device memory in the caller's layout (`diag`: B·N blocks, `sub`: B·(N−1)).
+    /// Uploads from device memory in the caller's layout (`diag`: B·N blocks, `sub`: B·(N−1)) of
+    /// elements in `format`, widened on the device; with `mask` only the selected items.
     ///
     /// # Safety
     /// The pointers must be device memory of this context holding the documented extents.
-    pub unsafe fn upload_device(&mut self, layout: Layout, diag: u64, sub: u64) -> Result<()> {
+    pub unsafe fn upload_device(
+        &mut self,
+        layout: Layout,
+        format: SourceFormat,
+        diag: u64,
+        sub: u64,
+        mask: Option<&[bool]>,
+    ) -> Result<()> {
         self.dev.bind()?;
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         self.fill_keys(&self.nonfinite)?;
+        let mask_ptr = match mask {
+            Some(m) => {
+                self.set_mask(m)?;
+                self.mask.ptr
+            }
+            None => 0u64,
+        };
         let n = d.block_size as i32;
         let row_major = (layout == Layout::RowMajor) as i32;
         let (dst_d, dst_s) = (self.diag.ptr, self.slots.ptr);
         let (nb, nsub) = (d.n_blocks as i32, d.n_blocks as i32 - 1);
         let (item_d, item_s) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
-        let (no_flags, flags) = (0u64, self.sub_transposed.ptr);
+        // The sequential kernels read E_i untransposed; nested dissection in its schedule's orientation.
+        let (no_flags, flags) = (0u64, if self.seq.is_some() { 0u64 } else { self.sub_transposed.ptr });
         let (lower, full) = (1i32, 0i32);
         let (keys_d, keys_e) = (self.nonfinite.ptr, self.nonfinite.ptr + 8 * d.batch as u64);
-        let mut a = args![diag, dst_d, n, nb, item_d, row_major, no_flags, lower, keys_d];
-        self.launch(&self.k.convert_blocks, d.batch * d.n_blocks, 0, &mut a)?;
+        let convert = &self.k.convert_blocks[format as usize];
+        let (shift, no_shift) = (self.diag_shift, T::ZERO);
+        let mut a = args![diag, dst_d, n, nb, item_d, row_major, no_flags, lower, mask_ptr, shift, keys_d];
+        self.launch(convert, d.batch * d.n_blocks, 0, &mut a)?;
         if nsub > 0 {
-            let mut a = args![sub, dst_s, n, nsub, item_s, row_major, flags, full, keys_e];
-            self.launch(&self.k.convert_blocks, d.batch * (d.n_blocks - 1), 0, &mut a)?;
+            let mut a = args![sub, dst_s, n, nsub, item_s, row_major, flags, full, mask_ptr, no_shift, keys_e];
+            self.launch(convert, d.batch * (d.n_blocks - 1), 0, &mut a)?;
         }
         self.read_keys("nonfinite")?;
         for item in 0..d.batch {
@@ -436,18 +576,19 @@ impl<T: Scalar> CudaEngine<T> {
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
         let (diag, slots, fail, lr) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.levels[l]);
+        let (thr, boost, boosted) = (self.pivots.threshold, self.pivots.boost, self.boosted.ptr);
         let level = l as i32;
         if let Some(sp) = &self.small {
             let (first, count) = sp.levels[l];
             let (recs, nw) = (sp.recs.ptr + (first * LREC * 4) as u64, count as i32);
             let (fact, xslots) = (sp.fact.ptr, sp.xslots.ptr);
-            let mut a = args![diag, slots, fact, xslots, recs, nw, n, item_d, item_s, fail, level];
+            let mut a = args![diag, slots, fact, xslots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
             let smem = self.spec.small_factor_smem_bytes();
             return unsafe { self.launch_with(&sp.factor_level, d.batch * count, SMALL_THREADS, smem, &mut a) };
         }
         let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
         let nw = lr.n_elim as i32;
-        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level];
+        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
         unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
         let recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
         let nw = lr.n_update as i32;
@@ -455,9 +596,33 @@ impl<T: Scalar> CudaEngine<T> {
         unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, 0, &mut a) }
     }
 
-    /// Reads the per-item failure keys back (one synchronisation) into `status`.
-    fn read_status(&mut self, status: &mut [ItemStatus]) -> Result<()> {
+    /// Queues the whole factorization (every level, or the sequential sweep).
+    fn enqueue_factor(&self) -> Result<()> {
+        if let Some(sq) = &self.seq {
+            let d = self.dims;
+            let bs = (self.spec.ld * self.spec.ld) as i64;
+            let (n, nb, item_d, item_s) =
+                (d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+            let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
+            let (thr, boost, boosted) = (self.pivots.threshold, self.pivots.boost, self.boosted.ptr);
+            let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
+            let smem = self.spec.seq_factor_smem_bytes();
+            return unsafe { self.launch_with(&sq.factor, d.batch, SEQ_THREADS, smem, &mut a) };
+        }
+        (0..self.levels.len()).try_for_each(|l| self.enqueue_factor_level(l))
+    }
+
+    /// Reads the per-item failure keys (and boosted-pivot counts) back, one synchronisation.
+    fn read_status(&mut self, status: &mut [ItemStatus], boosted: &mut [u32]) -> Result<()> {
+        if self.boosting() {
+            let b = self.dims.batch;
+            unsafe { result::memcpy_dtoh_async(&mut self.host_boosted[..b], self.boosted.ptr, self.stream.raw) }
+                .map_err(|e| cuda_err("reading boosted-pivot counts", e))?;
+        }
         self.read_keys("fail")?;
+        if self.boosting() {
+            boosted[..self.dims.batch].copy_from_slice(&self.host_boosted[..self.dims.batch]);
+        }
         for (st, &k) in status.iter_mut().zip(&self.host_keys[..self.dims.batch]) {
             *st = if k == NO_FAILURE {
                 ItemStatus::Factored
@@ -471,21 +636,45 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
-    /// Factors every item, level by level; one read-back of the per-item failure keys at the end.
-    pub fn factor(&mut self, status: &mut [ItemStatus]) -> Result<()> {
+    /// Factors every item; one read-back of the per-item failure keys (and boosted-pivot
+    /// counts) at the end.
+    pub fn factor(&mut self, status: &mut [ItemStatus], boosted: &mut [u32]) -> Result<()> {
         self.dev.bind()?;
         self.run(Sequence::Factor)?;
-        self.read_status(status)
+        self.read_status(status, boosted)
+    }
+
+    /// Factors the items `mask` selects; the others keep their factor, status and counts (the
+    /// kernels skip them, see kernels/layout.cu `btchol_mask_begin`).
+    pub fn factor_masked(&mut self, mask: &[bool], status: &mut [ItemStatus], boosted: &mut [u32]) -> Result<()> {
+        self.dev.bind()?;
+        self.set_mask(mask)?;
+        self.run(Sequence::FactorMasked)?;
+        let (mut all, mut counts) = (status.to_vec(), boosted.to_vec());
+        self.read_status(&mut all, &mut counts)?;
+        for (k, &m) in mask.iter().enumerate() {
+            if m {
+                status[k] = all[k];
+                boosted[k] = counts[k];
+            }
+        }
+        Ok(())
     }
 
     /// Factor and solve in one launch sequence with one synchronisation: the forward substitution
     /// of each level is queued right behind that level's factorization (paper §4.5, interlaced),
     /// so no host round trip separates them. Right-hand sides in host memory, at most `max_nrhs`
     /// columns (the plan falls back to factor + solve for more).
-    pub fn factor_solve_host(&mut self, status: &mut [ItemStatus], shape: RhsShape, data: &mut [T]) -> Result<()> {
+    pub fn factor_solve_host(
+        &mut self,
+        status: &mut [ItemStatus],
+        boosted: &mut [u32],
+        shape: RhsShape,
+        data: &mut [T],
+    ) -> Result<()> {
         debug_assert!(shape.nrhs <= self.max_nrhs);
         self.dev.bind()?;
-        self.pack_host(shape, data, 0, shape.nrhs);
+        self.pack_host(shape, data, 0, shape.nrhs, None);
         let used = self.dims.batch * self.dims.rows() * shape.nrhs;
         unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs[..used], self.stream.raw) }
             .map_err(|e| cuda_err("copying b", e))?;
@@ -493,8 +682,8 @@ impl<T: Scalar> CudaEngine<T> {
         let x = self.solution_ptr();
         unsafe { result::memcpy_dtoh_async(&mut self.host_rhs[..used], x, self.stream.raw) }
             .map_err(|e| cuda_err("copying x", e))?;
-        self.read_status(status)?;
-        self.unpack_host(status, shape, data, 0, shape.nrhs);
+        self.read_status(status, boosted)?;
+        self.unpack_host(status, shape, data, 0, shape.nrhs, None);
         Ok(())
     }
 
@@ -556,29 +745,75 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
+    /// Queues the whole solve of `m` packed right-hand sides.
+    fn enqueue_solve(&self, m: usize) -> Result<()> {
+        if let Some(sq) = &self.seq {
+            let d = self.dims;
+            let bs = (self.spec.ld * self.spec.ld) as i64;
+            let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
+            let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+            let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
+            let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
+            return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
+        }
+        (0..self.levels.len()).try_for_each(|l| self.enqueue_forward_level(l, m))?;
+        self.enqueue_backward(m)
+    }
+
+    /// Queues the mask kernels around a masked sequence (`begin`: before, else after).
+    fn enqueue_mask(&self, begin: bool, factor: bool) -> Result<()> {
+        let b = self.dims.batch;
+        let (fail, saved, mask, batch, boosted) =
+            (self.fail.ptr, self.saved_keys.ptr, self.mask.ptr, b as i32, self.boosted.ptr);
+        let grid = b.div_ceil(128);
+        if begin {
+            let factor = factor as i32;
+            let mut a = args![fail, saved, mask, batch, factor, boosted];
+            unsafe { self.launch_with(&self.k.mask_begin, grid, 128, 0, &mut a) }
+        } else {
+            let mut a = args![fail, saved, mask, batch];
+            unsafe { self.launch_with(&self.k.mask_end, grid, 128, 0, &mut a) }
+        }
+    }
+
     /// Queues a launch sequence on the current stream, kernel by kernel.
     fn enqueue(&self, seq: Sequence) -> Result<()> {
+        let reset = || -> Result<()> {
+            self.fill_keys(&self.fail)?;
+            if self.boosting() {
+                unsafe { result::memset_d8_async(self.boosted.ptr, 0, self.boosted.bytes(), self.stream.raw) }
+                    .map_err(|e| cuda_err("resetting counts", e))?;
+            }
+            Ok(())
+        };
         match seq {
             Sequence::Factor => {
-                self.fill_keys(&self.fail)?;
-                for l in 0..self.levels.len() {
-                    self.enqueue_factor_level(l)?;
-                }
-                Ok(())
+                reset()?;
+                self.enqueue_factor()
             }
-            Sequence::Solve(m) => {
-                for l in 0..self.levels.len() {
-                    self.enqueue_forward_level(l, m)?;
-                }
-                self.enqueue_backward(m)
+            Sequence::Solve(m) => self.enqueue_solve(m),
+            Sequence::FactorSolve(m) if self.seq.is_some() => {
+                reset()?;
+                self.enqueue_factor()?;
+                self.enqueue_solve(m)
             }
             Sequence::FactorSolve(m) => {
-                self.fill_keys(&self.fail)?;
+                reset()?;
                 for l in 0..self.levels.len() {
                     self.enqueue_factor_level(l)?;
                     self.enqueue_forward_level(l, m)?;
                 }
                 self.enqueue_backward(m)
+            }
+            Sequence::FactorMasked => {
+                self.enqueue_mask(true, true)?;
+                self.enqueue_factor()?;
+                self.enqueue_mask(false, true)
+            }
+            Sequence::SolveMasked(m) => {
+                self.enqueue_mask(true, false)?;
+                self.enqueue_solve(m)?;
+                self.enqueue_mask(false, false)
             }
         }
     }
@@ -598,16 +833,12 @@ impl<T: Scalar> CudaEngine<T> {
         self.graphs.as_ref().expect("graphs enabled")[&seq].launch(&self.stream)
     }
 
-    /// Forward and backward substitution on the packed right-hand sides (`m` columns).
-    fn solve_packed(&mut self, m: usize) -> Result<()> {
-        self.run(Sequence::Solve(m))
-    }
-
-    /// Packs columns c0..c0+m of host right-hand sides into the staging buffer.
-    fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize) {
+    /// Packs columns c0..c0+m of host right-hand sides into the staging buffer (the items `mask`
+    /// selects, or all).
+    fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize, mask: Option<&[bool]>) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
         let per_item = rows * m;
-        for b in 0..self.dims.batch {
+        for b in (0..self.dims.batch).filter(|&b| mask.is_none_or(|mk| mk[b])) {
             for c in 0..m {
                 for r in 0..rows {
                     self.host_rhs[b * per_item + c * rows + r] = data[b * shape.item_stride + r * rs + (c0 + c) * cs];
@@ -616,11 +847,20 @@ impl<T: Scalar> CudaEngine<T> {
         }
     }
 
-    /// Unpacks the staging buffer into host right-hand sides, for factored items only.
-    fn unpack_host(&self, status: &[ItemStatus], shape: RhsShape, data: &mut [T], c0: usize, m: usize) {
+    /// Unpacks the staging buffer into host right-hand sides, for factored (and selected) items.
+    fn unpack_host(
+        &self,
+        status: &[ItemStatus],
+        shape: RhsShape,
+        data: &mut [T],
+        c0: usize,
+        m: usize,
+        mask: Option<&[bool]>,
+    ) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
         let per_item = rows * m;
-        for b in (0..self.dims.batch).filter(|&b| status[b] == ItemStatus::Factored) {
+        let wanted = |b: usize| status[b] == ItemStatus::Factored && mask.is_none_or(|mk| mk[b]);
+        for b in (0..self.dims.batch).filter(|&b| wanted(b)) {
             for c in 0..m {
                 for r in 0..rows {
                     data[b * shape.item_stride + r * rs + (c0 + c) * cs] = self.host_rhs[b * per_item + c * rows + r];
@@ -638,49 +878,63 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Solves right-hand sides in host memory: packed on the host, solved on the device in chunks
-    /// of `max_nrhs` columns, unpacked for the factored items only.
-    pub fn solve_host(&mut self, status: &[ItemStatus], shape: RhsShape, data: &mut [T]) -> Result<()> {
+    /// of `max_nrhs` columns, unpacked for the factored items only. With `mask`, only the
+    /// selected items' right-hand sides are read, solved and written.
+    pub fn solve_host(
+        &mut self,
+        status: &[ItemStatus],
+        shape: RhsShape,
+        data: &mut [T],
+        mask: Option<&[bool]>,
+    ) -> Result<()> {
         self.dev.bind()?;
+        if let Some(mk) = mask {
+            self.set_mask(mk)?;
+        }
         let mut c0 = 0;
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
-            self.pack_host(shape, data, c0, m);
+            self.pack_host(shape, data, c0, m, mask);
             let used = self.dims.batch * self.dims.rows() * m;
             unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs[..used], self.stream.raw) }
                 .map_err(|e| cuda_err("copying b", e))?;
-            self.solve_packed(m)?;
+            self.run(if mask.is_some() { Sequence::SolveMasked(m) } else { Sequence::Solve(m) })?;
             let x = self.solution_ptr();
             unsafe { result::memcpy_dtoh_async(&mut self.host_rhs[..used], x, self.stream.raw) }
                 .map_err(|e| cuda_err("copying x", e))?;
             self.stream.synchronize()?;
-            self.unpack_host(status, shape, data, c0, m);
+            self.unpack_host(status, shape, data, c0, m, mask);
             c0 += m;
         }
         Ok(())
     }
 
-    /// Solves right-hand sides in device memory (same shape rules as host ones), on the stream.
+    /// Solves right-hand sides in device memory (same shape rules as host ones), on the stream:
+    /// `b` in `format` (read), the solution written to `x` in the plan's precision (same shape;
+    /// `x` may be `b` for the native format).
     ///
     /// # Safety
-    /// `ptr` must be device memory of this context holding `shape.required_len(dims)` elements.
-    pub unsafe fn solve_device(&mut self, shape: RhsShape, ptr: u64) -> Result<()> {
+    /// `b` and `x` must be device memory of this context holding `shape.required_len(dims)`
+    /// elements of their formats.
+    pub unsafe fn solve_device(&mut self, shape: RhsShape, format: SourceFormat, b: u64, x: u64) -> Result<()> {
         self.dev.bind()?;
         let d = self.dims;
         let (rs, cs) = Self::strides(&shape);
         let rows = d.rows() as i32;
         let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
+        let elem_in = if format == SourceFormat::Native { std::mem::size_of::<T>() } else { 2 };
         let mut c0 = 0;
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
-            let caller = ptr + (c0 * cs * std::mem::size_of::<T>()) as u64;
+            let src = b + (c0 * cs * elem_in) as u64;
+            let dst = x + (c0 * cs * std::mem::size_of::<T>()) as u64;
             let ctas = (d.rows() * m).div_ceil(self.spec.threads * 4).clamp(1, 1024);
             let (mm, rs_, cs_, is_) = (m as i32, rs as i64, cs as i64, shape.item_stride as i64);
             let item_r = (d.rows() * m) as i64;
             let cpi = ctas as i32;
             self.fill_keys(&self.nonfinite)?;
-            let (pack, unpack) = (1i32, 0i32);
-            let mut a = args![caller, y, rows, mm, rs_, cs_, is_, item_r, pack, fail, keys, cpi];
-            self.launch(&self.k.pack_rhs, d.batch * ctas, 0, &mut a)?;
+            let mut a = args![src, y, rows, mm, rs_, cs_, is_, item_r, keys, cpi];
+            self.launch(&self.k.pack_rhs[format as usize], d.batch * ctas, 0, &mut a)?;
             self.read_keys("nonfinite")?;
             if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
                 let k = self.host_keys[item];
@@ -693,10 +947,10 @@ impl<T: Scalar> CudaEngine<T> {
                     col: c0 + c,
                 });
             }
-            self.solve_packed(m)?;
-            let x = self.solution_ptr();
-            let mut a = args![caller, x, rows, mm, rs_, cs_, is_, item_r, unpack, fail, keys, cpi];
-            self.launch(&self.k.pack_rhs, d.batch * ctas, 0, &mut a)?;
+            self.run(Sequence::Solve(m))?;
+            let sol = self.solution_ptr();
+            let mut a = args![dst, sol, rows, mm, rs_, cs_, is_, item_r, fail, cpi];
+            self.launch(&self.k.unpack_rhs, d.batch * ctas, 0, &mut a)?;
             c0 += m;
         }
         Ok(())

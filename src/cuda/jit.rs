@@ -17,32 +17,50 @@ use crate::error::{Error, Result};
 use crate::scalar::DType;
 
 /// The kernel sources, concatenated into one translation unit (common definitions first).
-pub const KERNEL_SOURCES: [(&str, &str); 6] = [
+pub const KERNEL_SOURCES: [(&str, &str); 7] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     ("block_ops.cuh", include_str!("../../kernels/block_ops.cuh")),
     ("factor.cu", include_str!("../../kernels/factor.cu")),
     ("solve.cu", include_str!("../../kernels/solve.cu")),
     ("small.cu", include_str!("../../kernels/small.cu")),
+    ("sequential.cu", include_str!("../../kernels/sequential.cu")),
     ("layout.cu", include_str!("../../kernels/layout.cu")),
 ];
 
 /// The kernel entry points every module exports.
-pub const KERNEL_NAMES: [&str; 8] = [
+pub const KERNEL_NAMES: [&str; 15] = [
     "btchol_factor_eliminate",
     "btchol_factor_update",
     "btchol_forward_eliminate",
     "btchol_forward_update",
     "btchol_backward_eliminate",
     "btchol_convert_blocks",
-    "btchol_pack_rhs",
+    "btchol_convert_blocks_f16",
+    "btchol_convert_blocks_bf16",
+    "btchol_convert_blocks_rhs",
+    "btchol_convert_blocks_f16_rhs",
+    "btchol_convert_blocks_bf16_rhs",
+    "btchol_unpack_rhs",
+    "btchol_mask_begin",
+    "btchol_mask_end",
     "btchol_logdet",
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 3] =
-    ["btchol_factor_level_small", "btchol_forward_level_small", "btchol_backward_level_small"];
+pub const SMALL_KERNEL_NAMES: [&str; 5] = [
+    "btchol_factor_level_small",
+    "btchol_forward_level_small",
+    "btchol_backward_level_small",
+    "btchol_factor_seq_small",
+    "btchol_solve_seq_small",
+];
 /// Threads per CTA of the small-block level kernels (kernels/small.cu `SNT`).
 pub const SMALL_THREADS: usize = 256;
+
+/// Threads per CTA of the per-item sequential kernels (kernels/sequential.cu `SEQ_THREADS`).
+pub const SEQ_THREADS: usize = 32;
+/// Largest block size of the per-item sequential kernels (the small-block variants).
+pub const SEQ_MAX_BLOCK_SIZE: usize = 32;
 
 /// Largest block size the CUDA backend supports.
 pub const MAX_CUDA_BLOCK_SIZE: usize = 256;
@@ -56,6 +74,9 @@ pub struct KernelSpec {
     pub threads: usize,
     /// Stage blocks in shared memory (three ld×ld blocks must fit).
     pub fused: bool,
+    /// Compile the pivot policy in (PlanOptions::pivot_boost > 0). Off, the pivot test is the
+    /// plain `d > 0` and the serial potrf chain pays nothing for the option.
+    pub boost: bool,
 }
 
 impl KernelSpec {
@@ -68,7 +89,12 @@ impl KernelSpec {
         let threads = if ld <= 32 { 128 } else { 256 };
         // Leave 4 KiB for the kernels' static shared memory (potrf's column buffer: 2·ld elements).
         let fused = 3 * ld * ld * dtype.size_bytes() + 4096 <= smem_limit;
-        KernelSpec { dtype, ld, threads, fused }
+        KernelSpec { dtype, ld, threads, fused, boost: false }
+    }
+
+    /// The same variant with the pivot policy compiled in or out.
+    pub fn with_boost(self, boost: bool) -> KernelSpec {
+        KernelSpec { boost, ..self }
     }
 
     /// Whether the small-block level kernels (one launch per level, blocks in registers) apply.
@@ -81,6 +107,12 @@ impl KernelSpec {
         6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
+    /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, L, X and
+    /// the reciprocal pivots.
+    pub fn seq_factor_smem_bytes(&self) -> usize {
+        (6 * self.ld * self.ld + self.ld) * self.dtype.size_bytes()
+    }
+
     /// Dynamic shared memory of the factor kernel.
     pub fn factor_smem_bytes(&self) -> usize {
         if self.fused {
@@ -90,7 +122,9 @@ impl KernelSpec {
         }
     }
 
-    /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`).
+    /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`),
+    /// plus the pivot-boosting variants of one block size per code path (register, small-block
+    /// and memory potrf; the others differ only in constants and compile on first use).
     pub fn all(smem_limit: usize) -> Vec<KernelSpec> {
         let mut v: Vec<KernelSpec> = Vec::new();
         for dtype in [DType::F32, DType::F64] {
@@ -99,6 +133,9 @@ impl KernelSpec {
                 if !v.contains(&s) {
                     v.push(s);
                 }
+            }
+            for n in [4, 32, 128, 256] {
+                v.push(Self::for_block_size(dtype, n, smem_limit).with_boost(true));
             }
         }
         v
@@ -114,6 +151,7 @@ impl KernelSpec {
             format!("-DBT_LD={}", self.ld),
             format!("-DBT_NT={}", self.threads),
             format!("-DBT_FUSED={}", self.fused as i32),
+            format!("-DBT_BOOST={}", self.boost as i32),
         ];
         if std::env::var("BTCHOL_NVRTC_LINEINFO").is_ok_and(|v| v == "1") {
             v.push("-lineinfo".into());

@@ -1,9 +1,11 @@
-//! The CUDA backend: executes the nested-dissection schedule on an NVIDIA GPU.
+//! The CUDA backend: executes the nested-dissection schedule (or, for batches of short systems
+//! with n ≤ 32, the per-item sequential algorithm) on an NVIDIA GPU.
 //!
 //! * [`runtime`]: the driver (dynamically loaded), the primary context, device memory, streams;
 //! * [`jit`]: kernel variants compiled by NVRTC to a CUBIN for the device's exact architecture,
 //!   cached in memory and on disk;
-//! * [`engine`]: launch orchestration, one launch pair per schedule level.
+//! * [`engine`]: launch orchestration, one launch pair per schedule level (one launch per level
+//!   for n ≤ 32, one launch in all for the sequential algorithm), batch masks, pivot policy.
 //!
 //! Nothing here panics when CUDA is missing: every entry returns
 //! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable) or
@@ -13,5 +15,5 @@ pub mod engine;
 pub mod jit;
 pub mod runtime;
 
-pub use engine::CudaEngine;
+pub use engine::{CudaEngine, GpuAlgorithm, GpuPivots, SourceFormat};
 pub use runtime::cuda_available;

@@ -1,9 +1,12 @@
 //! Half-precision inputs: blocks and right-hand sides given as IEEE f16 or bfloat16 (the `half`
 //! crate's types; PyTorch users often hold such tensors) are widened to the plan's working
-//! precision on the host as they are read, exactly (every f16 and bf16 value is an f32 and an
-//! f64 value), so a half-precision problem is factored and solved in f32 or f64.
+//! precision exactly (every f16 and bf16 value is an f32 and an f64 value), so a half-precision
+//! problem is factored and solved in f32 or f64. Host data is widened on the host as it is read;
+//! data already in GPU memory is widened on the device by the upload and solve kernels (no host
+//! round trip, no extra device copy).
 
-use super::Plan;
+use super::{Engine, ItemStatus, Plan, State};
+use crate::cuda::SourceFormat;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, RhsMut, RhsShape};
 use crate::scalar::Scalar;
@@ -12,11 +15,15 @@ use crate::scalar::Scalar;
 pub trait HalfFloat: Copy + Send + Sync + 'static {
     /// The format's name in messages.
     const NAME: &'static str;
+    /// How the device kernels read it.
+    #[doc(hidden)]
+    const DEVICE_FORMAT: SourceFormat;
     fn widen(self) -> f64;
 }
 
 impl HalfFloat for half::f16 {
     const NAME: &'static str = "f16";
+    const DEVICE_FORMAT: SourceFormat = SourceFormat::F16;
     fn widen(self) -> f64 {
         self.to_f64()
     }
@@ -24,6 +31,7 @@ impl HalfFloat for half::f16 {
 
 impl HalfFloat for half::bf16 {
     const NAME: &'static str = "bf16";
+    const DEVICE_FORMAT: SourceFormat = SourceFormat::Bf16;
     fn widen(self) -> f64 {
         self.to_f64()
     }
@@ -72,5 +80,43 @@ impl<T: Scalar> Plan<T> {
             }
         }
         self.solve(&mut out)
+    }
+
+    /// [`Plan::upload_device`] for f16 / bf16 blocks already in GPU memory (the plan's layout,
+    /// B·N and B·(N−1) blocks of n·n elements): widened on the device, checked for NaN/Inf
+    /// (including values that are infinite in 16 bits), diagonal shift applied. GPU plans only.
+    ///
+    /// # Safety
+    /// Both pointers must be device memory of the current device holding those extents.
+    pub unsafe fn upload_device_half<H: HalfFloat>(&mut self, diag: *const H, sub: *const H) -> Result<()> {
+        self.state = State::Empty;
+        self.status.fill(ItemStatus::Pending);
+        self.fresh.fill(false);
+        match &mut self.engine {
+            Engine::Cpu(_) => return Err(Self::no_cuda()),
+            Engine::Cuda(e) => e.upload_device(self.options.layout, H::DEVICE_FORMAT, diag as u64, sub as u64, None)?,
+        }
+        self.state = State::Uploaded;
+        self.fresh.fill(true);
+        Ok(())
+    }
+
+    /// [`Plan::solve_device`] for f16 / bf16 right-hand sides in GPU memory: `b` (shape `shape`)
+    /// is widened on the device, solved, and the solution written to `x` (same shape, the plan's
+    /// precision; `b` is not modified). Ordered on the plan's stream. GPU plans only.
+    ///
+    /// # Safety
+    /// `b` and `x` must be device memory of the current device holding `shape.required_len(dims)`
+    /// elements each.
+    pub unsafe fn solve_device_half<H: HalfFloat>(&mut self, shape: RhsShape, b: *const H, x: *mut T) -> Result<()> {
+        if self.state != State::Factored {
+            return Err(Error::InvalidState("solve called before factor".into()));
+        }
+        shape.required_len(self.dims)?;
+        match &mut self.engine {
+            Engine::Cpu(_) => return Err(Self::no_cuda()),
+            Engine::Cuda(e) => e.solve_device(shape, H::DEVICE_FORMAT, b as u64, x as u64)?,
+        }
+        self.first_failure()
     }
 }

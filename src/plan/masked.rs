@@ -1,9 +1,12 @@
 //! Batch masks: upload, factor and solve only the items a mask selects (interior-point or MPC
 //! batches where converged items are skipped). Unselected items keep their workspace, status,
-//! boosted-pivot count and right-hand sides untouched, and the CPU work is proportional to the
-//! number of selected items (the batched executor runs over the list of selected items only).
+//! boosted-pivot count and right-hand sides untouched. The CPU work is proportional to the number
+//! of selected items (the batched executor runs over the list of selected items only); on the GPU
+//! every kernel skips the items left out (their CTAs return at once: the launch sequence is the
+//! same, the arithmetic and memory traffic scale with the selected items), see
+//! kernels/layout.cu `btchol_mask_begin`.
 
-use super::{not_on_cuda, Engine, ItemStatus, Plan, State};
+use super::{Engine, ItemStatus, Plan, State};
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, RhsMut};
 use crate::scalar::Scalar;
@@ -18,9 +21,6 @@ impl<T: Scalar> Plan<T> {
                 self.dims.batch
             )));
         }
-        if let Engine::Cuda(_) = self.engine {
-            return Err(not_on_cuda(&format!("a batch mask ({call})")));
-        }
         self.active.clear();
         self.active.extend(mask.iter().enumerate().filter(|(_, &m)| m).map(|(b, _)| b));
         Ok(())
@@ -29,15 +29,26 @@ impl<T: Scalar> Plan<T> {
     /// [`Plan::upload`] for the items `mask` selects (`mask.len()` = B): checks and copies only
     /// those items of `matrix`, whose other items are not read; they become "uploaded, not
     /// factored". Unselected items keep what the plan held (their factor, status and count).
-    /// Nothing is copied on error. CPU plans only (CUDA: [`Error::Unsupported`]).
+    /// Nothing is copied on error (on the GPU the selected items may be partly converted
+    /// already: they are then marked not uploaded, so they cannot be factored by mistake).
     pub fn upload_masked(&mut self, matrix: &BlockTridiagRef<T>, mask: &[bool]) -> Result<()> {
         self.check_matrix(matrix)?;
         self.select(mask, "upload_masked")?;
         for &b in &self.active {
             matrix.check_finite_item(b)?;
         }
-        let Engine::Cpu(e) = &mut self.engine else { unreachable!("select refuses CUDA plans") };
-        e.upload(matrix, &self.active);
+        match &mut self.engine {
+            Engine::Cpu(e) => e.upload(matrix, &self.active),
+            Engine::Cuda(e) => {
+                if let Err(err) = e.upload_host(matrix.layout(), matrix.diag_data(), matrix.sub_data(), Some(mask)) {
+                    for &b in &self.active {
+                        self.status[b] = ItemStatus::Pending;
+                        self.fresh[b] = false;
+                    }
+                    return Err(err);
+                }
+            }
+        }
         for &b in &self.active {
             self.status[b] = ItemStatus::Pending;
             self.fresh[b] = true;
@@ -51,7 +62,7 @@ impl<T: Scalar> Plan<T> {
     /// [`Plan::factor`] for the items `mask` selects: each must have been uploaded since its last
     /// factorization (else [`Error::InvalidState`] naming it, and nothing is factored). The other
     /// items keep their previous factor, status and boosted-pivot count. The error names the
-    /// first selected item that is not positive definite. CPU plans only.
+    /// first selected item that is not positive definite.
     pub fn factor_masked(&mut self, mask: &[bool]) -> Result<()> {
         self.select(mask, "factor_masked")?;
         if self.state == State::Empty {
@@ -63,8 +74,10 @@ impl<T: Scalar> Plan<T> {
                  overwrote it): upload it again (upload_masked uploads only the selected items)"
             )));
         }
-        let Engine::Cpu(e) = &mut self.engine else { unreachable!("select refuses CUDA plans") };
-        e.factor(&mut self.status, &mut self.boosted, &self.active);
+        match &mut self.engine {
+            Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted, &self.active),
+            Engine::Cuda(e) => e.factor_masked(mask, &mut self.status, &mut self.boosted)?,
+        }
         for &b in &self.active {
             self.fresh[b] = false;
         }
@@ -77,7 +90,7 @@ impl<T: Scalar> Plan<T> {
     /// [`Plan::solve`] for the items `mask` selects: their right-hand sides are solved in place;
     /// those of the other items are neither read nor written. Each selected item must be
     /// factored ([`Error::InvalidState`] naming it otherwise); selected items whose factorization
-    /// failed are left unchanged and the first is the error. CPU plans only.
+    /// failed are left unchanged and the first is the error.
     pub fn solve_masked(&mut self, mask: &[bool], rhs: &mut RhsMut<T>) -> Result<()> {
         self.select(mask, "solve_masked")?;
         if self.state != State::Factored {
@@ -86,8 +99,10 @@ impl<T: Scalar> Plan<T> {
         self.check_factored(&self.active)?;
         rhs.shape().required_len(self.dims)?;
         rhs.check_finite_items(self.dims, &self.active)?;
-        let Engine::Cpu(e) = &self.engine else { unreachable!("select refuses CUDA plans") };
-        e.solve(&self.status, rhs, &self.active);
+        match &mut self.engine {
+            Engine::Cpu(e) => e.solve(&self.status, rhs, &self.active),
+            Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data, Some(mask))?,
+        }
         self.first_failure_in(&self.active)
     }
 }

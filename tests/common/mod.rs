@@ -51,3 +51,24 @@ pub fn solve_random<T: Scalar>(seed: u64, dims: Dims, nrhs: usize, layout: Layou
 pub fn tolerance<T: Scalar>(n: usize) -> f64 {
     10.0 * n.max(4) as f64 * T::EPSILON
 }
+
+/// The backend of the feature tests (masks, regularisation, ...): the CPU, or the GPU when
+/// BTCHOL_TEST_BACKEND=cuda (scripts/gpu-check.sh runs them both ways).
+pub fn test_backend() -> Backend {
+    match std::env::var("BTCHOL_TEST_BACKEND").as_deref() {
+        Ok("cuda") => Backend::Cuda,
+        _ => Backend::Cpu,
+    }
+}
+
+/// Plan options for `alg` with `threads` CPU threads on [`test_backend`]. On the GPU, the
+/// sequential algorithm exists for n ≤ 32 only: larger blocks use nested dissection.
+pub fn backend_options(alg: Algorithm, threads: usize, n: usize) -> PlanOptions {
+    let backend = test_backend();
+    let algorithm = if backend == Backend::Cuda && alg == Algorithm::Sequential && n > 32 {
+        Algorithm::NestedDissection
+    } else {
+        alg
+    };
+    PlanOptions { backend, algorithm, threads, ..Default::default() }
+}

@@ -65,8 +65,11 @@ pub struct RunSettings {
     pub deterministic: bool,
     /// `--regularize S`: PlanOptions::diag_shift (0: off).
     pub diag_shift: f64,
-    /// `--mask-fraction F`: factor and solve only ⌊F·B⌋ items, spread evenly (CPU plans).
+    /// `--mask-fraction F`: factor and solve only ⌊F·B⌋ items, spread evenly.
     pub mask_fraction: Option<f64>,
+    /// `--rhs device`: GPU plans solve right-hand sides that stay in GPU memory
+    /// (Plan::solve_device), as GPU solvers are usually compared; default host memory.
+    pub rhs_on_device: bool,
 }
 
 /// One configuration to measure.
@@ -118,6 +121,7 @@ impl Default for BenchConfig {
                 deterministic: false,
                 diag_shift: 0.0,
                 mask_fraction: None,
+                rhs_on_device: false,
             },
             json: false,
             csv: None,
@@ -169,6 +173,10 @@ impl BenchConfig {
                     let x = v.trim().parse::<f64>().ok().filter(|x| *x > 0.0 && *x <= 1.0);
                     c.run.mask_fraction =
                         Some(x.ok_or_else(|| usage!("invalid value '{v}' for --mask-fraction: expected 0 < F <= 1"))?)
+                }
+                "--rhs" => {
+                    c.run.rhs_on_device =
+                        parse_choice(f, &args.value(&mut flag)?, &[("host", false), ("device", true)])?
                 }
                 "--n" => c.block_sizes = sizes(f, &args.value(&mut flag)?)?,
                 "--N" => c.n_blocks = sizes(f, &args.value(&mut flag)?)?,
@@ -245,6 +253,7 @@ const BENCH_FLAGS: &[&str] = &[
     "--deterministic",
     "--regularize",
     "--mask-fraction",
+    "--rhs",
     "--n",
     "--N",
     "--batch",

@@ -8,7 +8,7 @@ use btchol::reference::{backward_error, random_problem, random_vec};
 use btchol::schedule::{sequential_factor_flops, Schedule};
 use btchol::{
     Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, MixedPlan, Plan, PlanOptions, RefineOptions, RhsMut,
-    RhsRef, Scalar,
+    RhsRef, RhsShape, Scalar,
 };
 use sha2::{Digest, Sha256};
 
@@ -44,6 +44,8 @@ pub struct Measurement {
     pub active_items: usize,
     /// SHA-256 of the last solution's bytes (little-endian elements of all items, in order).
     pub solution_sha256: String,
+    /// The solve ran on right-hand sides in GPU memory (`--rhs device` on a GPU plan).
+    pub rhs_on_device: bool,
 }
 
 /// The backward error of dense row-major x against b, skipping the items in `skip`.
@@ -246,6 +248,7 @@ fn measurement(
         fell_back: false,
         active_items: dims.batch,
         solution_sha256: String::new(),
+        rhs_on_device: false,
     }
 }
 
@@ -260,6 +263,14 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     let mut x = b.clone();
 
     let mask = settings.mask_fraction.map(|f| mask_for(dims.batch, f));
+    let device_rhs = if settings.rhs_on_device && plan.backend() == Backend::Cuda {
+        if mask.is_some() {
+            return Err(Error::Unsupported("--rhs device with --mask-fraction".into()));
+        }
+        Some(DeviceRhs::new(&b)?)
+    } else {
+        None
+    };
     // One repeat: returns (factor µs, solve µs); x holds the solution afterwards.
     let (factor_us, solve_us) = repeat(settings, || {
         plan.upload(&matrix)?;
@@ -271,6 +282,14 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         // A GPU plan may return with work queued: the time must include it (no-op on the CPU).
         plan.synchronize()?;
         let factor = t.elapsed().as_secs_f64() * 1e6;
+        if let Some(dr) = &device_rhs {
+            dr.refresh()?;
+            let t = Instant::now();
+            // SAFETY: dr.x holds B·rows·nrhs elements of device memory of the plan's context.
+            unsafe { plan.solve_device(RhsShape::dense(dims, case.nrhs, Layout::RowMajor), dr.x as *mut T)? };
+            plan.synchronize()?;
+            return Ok((factor, t.elapsed().as_secs_f64() * 1e6));
+        }
         x.copy_from_slice(&b);
         let mut rhs = RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut x)?;
         let t = Instant::now();
@@ -281,6 +300,9 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         plan.synchronize()?;
         Ok((factor, t.elapsed().as_secs_f64() * 1e6))
     })?;
+    if let Some(dr) = &device_rhs {
+        dr.read(&mut x)?;
+    }
     // Unselected items were not solved: the error is over the selected ones.
     let skip: Vec<usize> = mask.as_ref().map_or(Vec::new(), |m| (0..dims.batch).filter(|&k| !m[k]).collect());
     let mut m = measurement(
@@ -297,7 +319,57 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     m.backward_error = dense_backward_error(&matrix, case.nrhs, &x, &b, &skip)?;
     m.active_items = dims.batch - skip.len();
     m.solution_sha256 = sha256_hex(&x);
+    m.rhs_on_device = device_rhs.is_some();
     Ok(m)
+}
+
+/// `--rhs device`: b and x in GPU memory (of the context the plan made current); x is refreshed
+/// from b on the device before each solve, untimed.
+struct DeviceRhs {
+    b: u64,
+    x: u64,
+    bytes: usize,
+}
+
+impl DeviceRhs {
+    fn new<T: Scalar>(b: &[T]) -> Result<Self, Error> {
+        let bytes = std::mem::size_of_val(b);
+        let gpu = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("bench {what}: {e:?}"));
+        // SAFETY: plain driver calls on the current context; sizes match the host slice.
+        unsafe {
+            let db = cudarc::driver::result::malloc_sync(bytes).map_err(|e| gpu("allocating b", e))?;
+            let dx = match cudarc::driver::result::malloc_sync(bytes) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = cudarc::driver::result::free_sync(db);
+                    return Err(gpu("allocating x", e));
+                }
+            };
+            let me = DeviceRhs { b: db, x: dx, bytes };
+            cudarc::driver::result::memcpy_htod_sync(db, b).map_err(|e| gpu("copying b", e))?;
+            Ok(me)
+        }
+    }
+    fn refresh(&self) -> Result<(), Error> {
+        // SAFETY: both buffers hold `bytes` bytes.
+        unsafe { cudarc::driver::result::memcpy_dtod_sync(self.x, self.b, self.bytes) }
+            .map_err(|e| Error::Cuda(format!("bench refreshing x: {e:?}")))
+    }
+    fn read<T: Scalar>(&self, x: &mut [T]) -> Result<(), Error> {
+        // SAFETY: x has `bytes` bytes (the same length as b).
+        unsafe { cudarc::driver::result::memcpy_dtoh_sync(x, self.x) }
+            .map_err(|e| Error::Cuda(format!("bench reading x: {e:?}")))
+    }
+}
+
+impl Drop for DeviceRhs {
+    fn drop(&mut self) {
+        // SAFETY: allocated by malloc_sync, freed once.
+        unsafe {
+            let _ = cudarc::driver::result::free_sync(self.b);
+            let _ = cudarc::driver::result::free_sync(self.x);
+        }
+    }
 }
 
 #[cfg(test)]

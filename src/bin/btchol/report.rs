@@ -98,6 +98,7 @@ impl Row {
             ("deterministic", Int(m.settings.deterministic as u64)),
             ("diag_shift", Sci(m.settings.diag_shift, 3)),
             ("active_items", Int(m.active_items as u64)),
+            ("rhs", Str(if m.rhs_on_device { "device" } else { "host" }.into())),
             ("solution_sha256", Str(m.solution_sha256.clone())),
             ("version", Str(btchol::VERSION.into())),
             ("date", Str(date.into())),
