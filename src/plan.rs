@@ -249,8 +249,11 @@ impl<T: Scalar> Plan<T> {
                 return Ok(plan);
             }
         };
-        let (mut skipped, mut last_error) = (Vec::new(), None);
+        let (mut skipped, mut first_error, mut missing) = (Vec::new(), None, Vec::new());
         for &(target, _) in &ranked {
+            if missing.contains(&target.backend()) {
+                continue;
+            }
             let concrete = PlanOptions { backend: target.backend(), algorithm: target.algorithm(), ..options };
             match Self::create(dims, concrete) {
                 Ok(mut plan) => {
@@ -265,13 +268,17 @@ impl<T: Scalar> Plan<T> {
                         Error::InvalidArgument(_) | Error::Unsupported(_) | Error::BackendUnavailable(_)
                     ) || (target.is_gpu() && matches!(e, Error::Cuda(_) | Error::OutOfMemory(_))) =>
                 {
+                    if matches!(e, Error::BackendUnavailable(_)) {
+                        missing.push(target.backend());
+                    }
                     skipped.push(format!("{}: {e}", target.name()));
-                    last_error = Some(e);
+                    first_error.get_or_insert(e);
                 }
                 Err(e) => return Err(e),
             }
         }
-        Err(last_error.unwrap_or_else(|| Error::BackendUnavailable("no backend can run this plan".into())))
+        // The preferred target's error: "no GPU" rather than a later target's complaint.
+        Err(first_error.unwrap_or_else(|| Error::BackendUnavailable("no backend can run this plan".into())))
     }
 
     /// How the backend and algorithm were chosen, in one line: "requested: cpu-seq" for explicit

@@ -44,6 +44,8 @@ pub struct Measurement {
     pub active_items: usize,
     /// SHA-256 of the last solution's bytes (little-endian elements of all items, in order).
     pub solution_sha256: String,
+    /// How the plan chose its backend and algorithm (`Plan::dispatch_reason`).
+    pub dispatch: String,
 }
 
 /// The backward error of dense row-major x against b, skipping the items in `skip`.
@@ -204,6 +206,7 @@ fn run_mixed(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> 
     m.refine_iterations = report.iterations;
     m.fell_back = report.fell_back;
     m.solution_sha256 = sha256_hex(&x);
+    m.dispatch = low.dispatch_reason().to_string();
     Ok(m)
 }
 
@@ -246,6 +249,7 @@ fn measurement(
         fell_back: false,
         active_items: dims.batch,
         solution_sha256: String::new(),
+        dispatch: String::new(),
     }
 }
 
@@ -297,7 +301,20 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     m.backward_error = dense_backward_error(&matrix, case.nrhs, &x, &b, &skip)?;
     m.active_items = dims.batch - skip.len();
     m.solution_sha256 = sha256_hex(&x);
+    m.dispatch = plan.dispatch_reason().to_string();
     Ok(m)
+}
+
+/// What `Plan::new` chooses for the case (backend, algorithm, dispatch reason), without measuring.
+pub fn auto_choice(case: &Case, settings: &RunSettings) -> Result<(Backend, Algorithm, String), Error> {
+    fn typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<(Backend, Algorithm, String), Error> {
+        let plan = Plan::<T>::new(case.dims, plan_options(case, settings))?;
+        Ok((plan.backend(), plan.algorithm(), plan.dispatch_reason().to_string()))
+    }
+    match case.dtype {
+        DType::F64 => typed::<f64>(case, settings),
+        DType::F32 => typed::<f32>(case, settings),
+    }
 }
 
 #[cfg(test)]

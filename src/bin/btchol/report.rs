@@ -99,6 +99,7 @@ impl Row {
             ("diag_shift", Sci(m.settings.diag_shift, 3)),
             ("active_items", Int(m.active_items as u64)),
             ("solution_sha256", Str(m.solution_sha256.clone())),
+            ("dispatch", Str(m.dispatch.clone())),
             ("version", Str(btchol::VERSION.into())),
             ("date", Str(date.into())),
         ])
