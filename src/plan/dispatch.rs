@@ -597,6 +597,7 @@ pub(crate) fn reason(
 mod tests {
     use super::*;
 
+    #[allow(clippy::too_many_arguments)]
     fn row(
         target: Target,
         dtype: DType,

@@ -458,8 +458,9 @@ fn summary(
     writeln!(out, "# cpu: {cpu}, {threads} threads; gpu: {}", gpu.unwrap_or("none"))?;
     let head: Vec<String> = targets.iter().map(|t| format!("{:>11}", t.name())).collect();
     writeln!(out, "{:>5} {:>4} {:>6} {:>6} {:>9} {}", "dtype", "n", "batch", "N", "best", head.join(""))?;
-    // (dtype, n, batch) -> [(N, gpu best)]
-    let mut series: Vec<((DType, usize, usize), Vec<(usize, bool, f64, f64)>)> = Vec::new();
+    // Per (dtype, n, batch): (N, a GPU target is best, best CPU us, best GPU us).
+    type Series = ((DType, usize, usize), Vec<(usize, bool, f64, f64)>);
+    let mut series: Vec<Series> = Vec::new();
     for &(dtype, n, nb, batch) in grid {
         let q = Query { dtype, n, n_blocks: nb, batch, threads };
         let est: Vec<(Target, Option<f64>)> = targets
