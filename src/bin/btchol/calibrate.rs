@@ -289,6 +289,8 @@ fn measure_target(target: Target, p: Point, cfg: &CalibrateConfig) -> Result<Res
         Err(e @ (Error::InvalidArgument(_) | Error::Unsupported(_) | Error::OutOfMemory(_))) => {
             Ok(Err(Skip::Point(e.to_string())))
         }
+        // A GPU shape that fails in the driver (e.g. device memory) leaves the rest measurable.
+        Err(e @ Error::Cuda(_)) if target.is_gpu() => Ok(Err(Skip::Point(e.to_string()))),
         Err(e) => Err(Failure::Run(format!("{} at {}: {e}", target.name(), describe(p)))),
     }
 }
