@@ -6,6 +6,11 @@
 #   scripts/bench-gpu.sh cpu      the CPU backend of the same machine on the same shapes (N <= $CPU_MAX_N,
 #                                 default 4096; seq and nd, all cores), for the speed-up plot
 #   scripts/bench-gpu.sh all      all three
+#   scripts/bench-gpu.sh calibrate  btchol calibrate (every target on this machine) to
+#                                 $OUT/calibration-<device-slug>-<date>.csv (copy it to
+#                                 bench/calibration/measured/, run scripts/calibration_from_results.py),
+#                                 then btchol calibrate --check with that table to
+#                                 $OUT/auto-check-<device-slug>-<date>.csv (for bench/results/)
 #
 # Each part writes $OUT/parts/<part>.csv (OUT defaults to .bundle/out), then every part present is
 # merged into $OUT/<device-slug>-<UTC date>.csv (one header). Copy that file to bench/results/ and
@@ -44,16 +49,24 @@ run_cpu() {
     "$BTCHOL" bench --backend cpu --algorithm seq,nd --threads 0 --dtype f64,f32 --batch 256 --N 128 --n 32 \
         "${r[@]}" --csv "$out/parts/cpu-batch-256x128x32.csv"
 }
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+slug=$(echo "${device:-gpu}" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
+if [ "$part" = calibrate ]; then
+    table="$out/calibration-$slug-$(date -u +%F).csv"
+    "$BTCHOL" calibrate --out "$table"
+    # A coarser grid than the table's, off its N and batch values, so interpolation is checked too.
+    "$BTCHOL" calibrate --check --table "$table" --N 2,16,128,1024,4096 --batch 1,16 --repeats 5 --warmup 1 \
+        --out "$out/auto-check-$slug-$(date -u +%F).csv"
+    exit
+fi
 case "$part" in
     single) run_single ;;
     batch) run_batch ;;
     cpu) run_cpu ;;
     all) run_single; run_batch; run_cpu ;;
-    *) echo "usage: $0 single|batch|cpu|all"; exit 2 ;;
+    *) echo "usage: $0 single|batch|cpu|all|calibrate"; exit 2 ;;
 esac
 
-device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
-slug=$(echo "${device:-gpu}" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
 merged="$out/$slug-$(date -u +%F).csv"
 first=1
 for f in "$out"/parts/*.csv; do

@@ -10,6 +10,7 @@ use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
 use crate::schedule::Schedule;
 
+pub mod dispatch;
 mod gradient;
 mod half_input;
 mod masked;
@@ -153,8 +154,9 @@ enum Engine<T: Scalar> {
     Cuda(Box<CudaEngine<T>>),
 }
 
-/// Work below this many flops (B·N·n³) is faster on the CPU than a GPU launch sequence; a
-/// provisional threshold until the calibrated dispatch of the later issue.
+/// Work below this many flops (B·N·n³) is faster on the CPU than a GPU launch sequence: the
+/// provisional rule, used only when the calibration table has no rows for the candidates (see
+/// [`dispatch`]).
 const AUTO_GPU_MIN_WORK: f64 = 4.0e6;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,13 +195,95 @@ pub struct Plan<T: Scalar> {
     all_items: Vec<usize>,
     /// The items a mask selects (capacity B, so masked calls never allocate).
     active: Vec<usize>,
+    /// How the backend and algorithm were chosen: [`Plan::dispatch_reason`].
+    dispatch: String,
 }
 
 impl<T: Scalar> Plan<T> {
     /// Creates a plan and allocates all of its workspace (and, on the GPU, compiles or loads the
-    /// kernels). `Backend::Auto` uses the GPU when one is usable and the problem is large enough,
-    /// else the CPU; `Backend::Cuda` fails with [`Error::BackendUnavailable`] where there is none.
+    /// kernels). With `Backend::Auto` and/or `Algorithm::Auto` the calibrated cost model of
+    /// [`dispatch`] picks the cheapest target the options allow (factor + one solve; the GPU only
+    /// when one is usable), and [`Plan::dispatch_reason`] says why; `Backend::Cuda` fails with
+    /// [`Error::BackendUnavailable`] where there is none.
     pub fn new(dims: Dims, options: PlanOptions) -> Result<Self> {
+        use dispatch::{Decision, Target};
+        if let Some(target) = Target::of(options.backend, options.algorithm) {
+            let mut plan = Self::create(dims, options)?;
+            plan.dispatch = format!("requested: {}", target.name());
+            return Ok(plan);
+        }
+        // Invalid options fail as themselves, not as "every candidate failed".
+        options.pivot_policy::<T>()?;
+        let threads = if options.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |t| t.get())
+        } else {
+            options.threads
+        };
+        let model = dispatch::CostModel::global();
+        // Probe the GPU (once per process) only where a GPU target is allowed.
+        let gpu = match options.backend != Backend::Cpu && options.cpu_only_feature().is_none() {
+            true => dispatch::gpu_name(),
+            false => None,
+        };
+        let candidates = dispatch::candidates(&options, gpu.is_some());
+        let query = dispatch::Query {
+            dtype: T::DTYPE,
+            n: dims.block_size,
+            n_blocks: dims.n_blocks,
+            batch: dims.batch,
+            threads,
+        };
+        let ranked = match dispatch::decide(model, &candidates, &query, gpu) {
+            Decision::Ranked(r) => r,
+            Decision::NoCalibration => {
+                let mut plan = Self::create(dims, options)?;
+                let chosen = Target::of(plan.backend(), plan.algorithm()).map_or("?", |t| t.name());
+                plan.dispatch =
+                    format!("auto: {chosen} by the provisional rule (no calibration rows for the candidates)");
+                return Ok(plan);
+            }
+        };
+        let (mut skipped, mut first_error, mut missing) = (Vec::new(), None, Vec::new());
+        for &(target, _) in &ranked {
+            if missing.contains(&target.backend()) {
+                continue;
+            }
+            let concrete = PlanOptions { backend: target.backend(), algorithm: target.algorithm(), ..options };
+            match Self::create(dims, concrete) {
+                Ok(mut plan) => {
+                    plan.dispatch = dispatch::reason(target, &ranked, &skipped, model);
+                    return Ok(plan);
+                }
+                // A target this build, device or shape cannot run: try the next. A GPU that fails
+                // otherwise (driver, NVRTC, memory) also falls back, as Auto always did.
+                Err(e)
+                    if matches!(
+                        e,
+                        Error::InvalidArgument(_) | Error::Unsupported(_) | Error::BackendUnavailable(_)
+                    ) || (target.is_gpu() && matches!(e, Error::Cuda(_) | Error::OutOfMemory(_))) =>
+                {
+                    if matches!(e, Error::BackendUnavailable(_)) {
+                        missing.push(target.backend());
+                    }
+                    skipped.push(format!("{}: {e}", target.name()));
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        // The preferred target's error: "no GPU" rather than a later target's complaint.
+        Err(first_error.unwrap_or_else(|| Error::BackendUnavailable("no backend can run this plan".into())))
+    }
+
+    /// How the backend and algorithm were chosen, in one line: "requested: cpu-seq" for explicit
+    /// options, else e.g. "auto: cuda-nd, est 123 us vs cpu-seq 456 us (calibration: default)"
+    /// (estimates are factor + one solve).
+    pub fn dispatch_reason(&self) -> &str {
+        &self.dispatch
+    }
+
+    /// The plan for `options` as given; an `Auto` part is resolved by the provisional rule.
+    fn create(dims: Dims, options: PlanOptions) -> Result<Self> {
         let threads = if options.threads == 0 {
             std::thread::available_parallelism().map_or(1, |t| t.get())
         } else {
@@ -257,6 +341,7 @@ impl<T: Scalar> Plan<T> {
             fresh: vec![false; dims.batch],
             all_items: (0..dims.batch).collect(),
             active: Vec::with_capacity(dims.batch),
+            dispatch: String::new(),
         }
     }
 

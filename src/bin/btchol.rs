@@ -4,7 +4,9 @@
 //!   JSON lines (`--json`) and/or CSV (`--csv PATH`);
 //! * `btchol demo`: one representative problem on the best backend, in a few readable lines; exits
 //!   non-zero when the backward error is too large, so it doubles as a smoke check;
-//! * `btchol info`: version, CPU features, threads, CUDA availability.
+//! * `btchol info`: version, CPU features, threads, CUDA availability, calibration in effect;
+//! * `btchol calibrate`: measures the dispatch targets and writes the calibration table of
+//!   `Backend::Auto` (`--check`: is the automatic choice within 10 % of the best?).
 //!
 //! Exit codes: 0 success, 1 a run failed (backend unavailable, factorization failed, accuracy
 //! check failed, I/O error), 2 the command line was wrong.
@@ -12,6 +14,8 @@
 // The binary's modules live in src/bin/btchol/ (a crate root looks beside itself, hence `path`).
 #[path = "btchol/args.rs"]
 mod args;
+#[path = "btchol/calibrate.rs"]
+mod calibrate;
 #[path = "btchol/config.rs"]
 mod config;
 #[path = "btchol/kernels.rs"]
@@ -43,7 +47,10 @@ Commands:
   bench   time factor and solve for one configuration or a sweep (table, JSON lines, CSV)
   demo    factor and solve one representative problem on the best backend; exits 1 if the
           backward error exceeds 1e-12 (a smoke check)
-  info    version, CPU features (AVX2+FMA), threads, CUDA availability
+  info    version, CPU features (AVX2+FMA), threads, CUDA availability, calibration in effect
+  calibrate
+          measure the CPU/GPU targets and write the calibration table of automatic dispatch;
+          --check: is the automatic choice within 10% of the best at every point?
   kernels compile the CUDA kernel variants (--check) or fill the kernel cache (--warm)
   help    this text; `btchol <command> --help` describes a command
 
@@ -56,7 +63,8 @@ btchol bench — time factor and solve of random SPD block-tridiagonal systems
 Usage: btchol bench [flags]
 
 Problem (flags marked * take a comma-separated list; the run sweeps their Cartesian product):
-  --backend cpu|cuda|auto      where to run (default auto: the GPU if usable, else the CPU)
+  --backend cpu|cuda|auto      where to run (default auto: the calibrated cost model chooses; rows
+                               say why in the dispatch column)
   --algorithm seq|nd|auto *    sequential (paper Alg. 1) or nested dissection (Alg. 4); auto lets
                                the plan choose (default auto); rows show the resolved algorithm.
                                The CUDA backend runs nd, and seq for n <= 32 (one warp per
@@ -106,6 +114,8 @@ Fields: factor_us_* / solve_us_* are median, min and p90 (nearest rank) in micro
                     peak_source): GPUs from a table by device name (empty if unknown), CPUs
                     measured at start (AVX2 FMA loop, memory copy) on the row's threads
   device          = the device the plan ran on (CPU: /proc/cpuinfo model name)
+  dispatch        = how the plan chose backend and algorithm (Plan::dispatch_reason): 'requested:
+                    cpu-seq', or 'auto: <target>, est .. us vs ..' (see btchol calibrate --help)
   date            = UTC time of the measurement, ISO-8601
 
 Examples:
@@ -130,7 +140,8 @@ btchol info — what this build and machine offer
 Usage: btchol info
 
 Prints the btchol version, the CPU model and whether it has AVX2+FMA (the fast kernels), the
-number of threads available, and whether the CUDA backend can be used (driver and GPU found).
+number of threads available, whether the CUDA backend can be used (driver and GPU found), and
+the calibration table automatic dispatch uses (see `btchol calibrate --help`).
 ";
 
 /// Why a command stopped early: the exit code follows from the kind.
@@ -192,6 +203,12 @@ fn run() -> Result<ExitCode, Failure> {
         // `kernels` has its own small parser (src/bin/btchol/kernels.rs).
         Some("kernels") => Ok(ExitCode::from(kernels::run(&args.into_rest()) as u8)),
         Some("bench") => bench(args),
+        Some("calibrate") => {
+            match calibrate::CalibrateConfig::parse(args).map_err(|e| Failure::Usage(e, "calibrate"))? {
+                calibrate::CalibrateCommand::Help => emit(calibrate::HELP).map(|_| ExitCode::SUCCESS),
+                calibrate::CalibrateCommand::Run(cfg) => calibrate::run(&cfg),
+            }
+        }
         Some("demo") => match help_only(args, "demo", DEMO_HELP)? {
             true => Ok(ExitCode::SUCCESS),
             false => demo(),
@@ -201,9 +218,10 @@ fn run() -> Result<ExitCode, Failure> {
             false => info(),
         },
         Some("help") => emit(MAIN_HELP).map(|_| ExitCode::SUCCESS),
-        Some(other) => {
-            Err(Failure::Usage(usage!("unknown command '{other}' (expected bench, demo, info or kernels)"), ""))
-        }
+        Some(other) => Err(Failure::Usage(
+            usage!("unknown command '{other}' (expected bench, calibrate, demo, info or kernels)"),
+            "",
+        )),
         None => match args.next_flag().map_err(|e| Failure::Usage(e, ""))? {
             Some(f) if f.name == "--help" => emit(MAIN_HELP).map(|_| ExitCode::SUCCESS),
             Some(f) if f.name == "--version" => {
@@ -393,6 +411,11 @@ fn info() -> Result<ExitCode, Failure> {
     match probe {
         Ok(plan) => push_line!(text, "CUDA: available ({})", system::device_name(plan.backend(), plan.gpu_name())),
         Err(e) => push_line!(text, "CUDA: not available ({e})"),
+    }
+    let model = btchol::plan::dispatch::CostModel::global();
+    match model.warning() {
+        None => push_line!(text, "calibration: {} ({} rows)", model.source(), model.table().rows.len()),
+        Some(w) => push_line!(text, "calibration: {} ({} rows); {w}", model.source(), model.table().rows.len()),
     }
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -226,15 +226,9 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
+/// The cache folder (shared with the dispatch calibration file).
 fn cache_dir() -> Option<PathBuf> {
-    match std::env::var_os("BTCHOL_CACHE_DIR") {
-        Some(v) if v == "off" => None,
-        Some(v) => Some(PathBuf::from(v)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|p| p.join("btchol")),
-    }
+    crate::plan::dispatch::cache_dir()
 }
 
 /// The cache file of a variant (also used by `btchol kernels --warm` to report where it wrote).

@@ -46,6 +46,8 @@ pub struct Measurement {
     pub solution_sha256: String,
     /// The solve ran on right-hand sides in GPU memory (`--rhs device` on a GPU plan).
     pub rhs_on_device: bool,
+    /// How the plan chose its backend and algorithm (`Plan::dispatch_reason`).
+    pub dispatch: String,
 }
 
 /// The backward error of dense row-major x against b, skipping the items in `skip`.
@@ -206,6 +208,7 @@ fn run_mixed(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> 
     m.refine_iterations = report.iterations;
     m.fell_back = report.fell_back;
     m.solution_sha256 = sha256_hex(&x);
+    m.dispatch = low.dispatch_reason().to_string();
     Ok(m)
 }
 
@@ -249,6 +252,7 @@ fn measurement(
         active_items: dims.batch,
         solution_sha256: String::new(),
         rhs_on_device: false,
+        dispatch: String::new(),
     }
 }
 
@@ -320,7 +324,20 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     m.active_items = dims.batch - skip.len();
     m.solution_sha256 = sha256_hex(&x);
     m.rhs_on_device = device_rhs.is_some();
+    m.dispatch = plan.dispatch_reason().to_string();
     Ok(m)
+}
+
+/// What `Plan::new` chooses for the case (backend, algorithm, dispatch reason), without measuring.
+pub fn auto_choice(case: &Case, settings: &RunSettings) -> Result<(Backend, Algorithm, String), Error> {
+    fn typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<(Backend, Algorithm, String), Error> {
+        let plan = Plan::<T>::new(case.dims, plan_options(case, settings))?;
+        Ok((plan.backend(), plan.algorithm(), plan.dispatch_reason().to_string()))
+    }
+    match case.dtype {
+        DType::F64 => typed::<f64>(case, settings),
+        DType::F32 => typed::<f32>(case, settings),
+    }
 }
 
 /// `--rhs device`: b and x in GPU memory (of the context the plan made current); x is refreshed

@@ -100,6 +100,7 @@ impl Row {
             ("active_items", Int(m.active_items as u64)),
             ("rhs", Str(if m.rhs_on_device { "device" } else { "host" }.into())),
             ("solution_sha256", Str(m.solution_sha256.clone())),
+            ("dispatch", Str(m.dispatch.clone())),
             ("version", Str(btchol::VERSION.into())),
             ("date", Str(date.into())),
         ])

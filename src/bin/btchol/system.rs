@@ -2,7 +2,6 @@
 //! available memory (to refuse a configuration that cannot fit instead of aborting), and the UTC
 //! date (no date crate: civil-from-days is ten lines).
 
-use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use btchol::Backend;
@@ -18,21 +17,9 @@ pub fn device_name(backend: Backend, gpu_name: Option<&str>) -> String {
 }
 
 /// The CPU's marketing name from /proc/cpuinfo ("model name"), or "cpu" where there is none
-/// (non-Linux, some ARM kernels).
+/// (non-Linux, some ARM kernels): the library's, so calibration rows and bench rows agree.
 pub fn cpu_model() -> &'static str {
-    static MODEL: OnceLock<String> = OnceLock::new();
-    MODEL.get_or_init(|| {
-        std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|text| {
-                text.lines().find_map(|l| {
-                    let (key, value) = l.split_once(':')?;
-                    (key.trim() == "model name").then(|| value.split_whitespace().collect::<Vec<_>>().join(" "))
-                })
-            })
-            .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| "cpu".to_string())
-    })
+    btchol::plan::dispatch::cpu_model()
 }
 
 /// Cores the OS lets this process use (what `--threads 0` means).
