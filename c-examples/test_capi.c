@@ -549,6 +549,18 @@ static void test_device_entry_points(btchol_plan *p, const double *d, const doub
     EXPECT(btchol_plan_upload_device(p, d, e), BTCHOL_STATUS_NO_CUDA, "CUDA");
     EXPECT(btchol_plan_solve_device(p, NULL, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_NULL_POINTER, "rhs");
     EXPECT(btchol_plan_solve_device(p, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_NO_CUDA, "CUDA");
+    {
+        /* 16-bit inputs in device memory: the same checks (the bits are never read here). */
+        const uint16_t *hd = (const uint16_t *)d, *he = (const uint16_t *)e, *hb = (const uint16_t *)b;
+        EXPECT(btchol_plan_upload_device_half(NULL, BTCHOL_HALF_F16, hd, he), BTCHOL_STATUS_NULL_POINTER, "plan");
+        EXPECT(btchol_plan_upload_device_half(p, BTCHOL_HALF_F16, NULL, he), BTCHOL_STATUS_NULL_POINTER, "diag");
+        EXPECT(btchol_plan_upload_device_half(p, 7, hd, he), BTCHOL_STATUS_INVALID_ARGUMENT, "half format");
+        EXPECT(btchol_plan_upload_device_half(p, BTCHOL_HALF_BF16, hd, he), BTCHOL_STATUS_NO_CUDA, "CUDA");
+        EXPECT(btchol_plan_solve_device_half(p, BTCHOL_HALF_F16, hb, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL),
+               BTCHOL_STATUS_NULL_POINTER, "x");
+        EXPECT(btchol_plan_solve_device_half(p, BTCHOL_HALF_F16, hb, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, x),
+               BTCHOL_STATUS_NO_CUDA, "CUDA");
+    }
     EXPECT(btchol_plan_set_stream(NULL, NULL), BTCHOL_STATUS_NULL_POINTER, "plan");
     EXPECT(btchol_plan_set_stream(p, NULL), BTCHOL_STATUS_SUCCESS, NULL);
     EXPECT(btchol_plan_set_stream(p, &stream_object), BTCHOL_STATUS_NO_CUDA, "stream");

@@ -140,15 +140,15 @@ typedef struct btchol_plan_options {
     /**
      * Static regularisation: added to every diagonal entry of the D_i as they are uploaded, so
      * the plan factors Psi + diag_shift*I (the caller's arrays are not modified). Any finite
-     * value; 0.0 (the default) is off. CUDA plans: host uploads only.
+     * value; 0.0 (the default) is off. Both backends (CUDA: added on the device, host and
+     * device uploads).
      */
     double diag_shift;
     /**
      * "Boost small pivots": when `pivot_boost` > 0, a pivot d <= `pivot_threshold` (a diagonal
      * entry of the Schur complement before its square root) is replaced by `pivot_boost` and
      * counted (`btchol_plan_boosted_pivots`) instead of failing. Both finite and >= 0; a
-     * non-zero threshold needs a non-zero boost. 0.0 (the default) is off. CPU plans only
-     * (`BTCHOL_BACKEND_CUDA` fails with `BTCHOL_STATUS_UNSUPPORTED`; AUTO picks the CPU).
+     * non-zero threshold needs a non-zero boost. 0.0 (the default) is off. Both backends.
      */
     double pivot_threshold;
     /**
@@ -296,12 +296,15 @@ typedef int32_t btchol_half_format;
 #define BTCHOL_BACKEND_CUDA 2
 
 /**
- * Chosen by the plan from (B, N, n, threads); `btchol_plan_algorithm` tells the choice.
+ * Chosen by the plan's calibrated cost model from (B, N, n, dtype, threads, device);
+ * `btchol_plan_algorithm` tells the choice.
  */
 #define BTCHOL_ALGORITHM_AUTO 0
 
 /**
- * The sequential block recursion: fewest flops, no parallelism inside one system.
+ * The sequential block recursion: fewest flops, no parallelism inside one system (on CUDA: one
+ * warp per item, n <= 32, for batches of short systems; larger n give
+ * `BTCHOL_STATUS_UNSUPPORTED`).
  */
 #define BTCHOL_ALGORITHM_SEQUENTIAL 1
 
@@ -498,7 +501,8 @@ btchol_status btchol_plan_upload(struct btchol_plan *plan,
  * Like `btchol_plan_upload`, with `diag` and `sub` in the memory of the plan's GPU (device 0),
  * copied in stream order on the plan's stream: the call may return before the copy is done, so
  * keep the buffers unchanged until `btchol_plan_synchronize` or later work on that stream.
- * Elements are not checked for NaN/Inf. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+ * Elements are checked for NaN/Inf on the device (`BTCHOL_STATUS_NON_FINITE_INPUT`; the call
+ * then waits for the check). A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
  *
  * # Safety
  * `plan` is NULL or a live handle; `diag` and `sub` are NULL or device pointers with the element
@@ -621,10 +625,44 @@ btchol_status btchol_plan_solve_half(struct btchol_plan *plan,
                                      void *x);
 
 /**
+ * `btchol_plan_upload_device` for 16-bit blocks (`format`: F16 or BF16) in the memory of the
+ * plan's GPU: widened exactly to the plan's dtype on the device by the conversion kernel (no host
+ * round trip), checked for NaN/Inf, diagonal shift applied. Element counts and layout as for
+ * `btchol_plan_upload`. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `diag` and `sub` are NULL or device pointers to B*N*n*n and
+ * B*(N-1)*n*n 16-bit values.
+ */
+btchol_status btchol_plan_upload_device_half(struct btchol_plan *plan,
+                                             btchol_half_format format,
+                                             const uint16_t *diag,
+                                             const uint16_t *sub);
+
+/**
+ * `btchol_plan_solve_device` for 16-bit right-hand sides in GPU memory: `rhs` (F16 or BF16,
+ * shape as for `btchol_plan_solve`) is widened on the device and the solution written to `x`
+ * (device memory, same shape, the plan's dtype), in stream order on the plan's stream; `rhs` is
+ * not modified. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `rhs` and `x` are NULL or device pointers to the element count
+ * of `btchol_plan_solve` (16-bit values and plan-dtype values respectively).
+ */
+btchol_status btchol_plan_solve_device_half(struct btchol_plan *plan,
+                                            btchol_half_format format,
+                                            const uint16_t *rhs,
+                                            int64_t nrhs,
+                                            btchol_layout layout,
+                                            int64_t ld,
+                                            int64_t item_stride,
+                                            void *x);
+
+/**
  * `btchol_plan_upload` for the items `mask` selects: `mask` points to B bytes, 1 = upload item b,
  * 0 = keep what the plan holds for it (its factor, status and boosted-pivot count). Only the
  * selected items of `diag` and `sub` are read (and checked for NaN/Inf); they become "uploaded,
- * not factored". CPU plans only (CUDA: `BTCHOL_STATUS_UNSUPPORTED`).
+ * not factored". Both backends (on the GPU the kernels skip the other items).
  *
  * Errors: as `btchol_plan_upload`, and `BTCHOL_STATUS_INVALID_ARGUMENT` for a mask entry other
  * than 0 or 1.
@@ -643,7 +681,7 @@ btchol_status btchol_plan_upload_masked(struct btchol_plan *plan,
  * uploaded since its last factorization (else `BTCHOL_STATUS_INVALID_STATE` naming it, and
  * nothing is factored). The other items keep their factor, status and boosted-pivot count. The
  * outputs follow `btchol_plan_factor` and name the first selected item that is not positive
- * definite. CPU plans only (CUDA: `BTCHOL_STATUS_UNSUPPORTED`).
+ * definite. Both backends.
  *
  * # Safety
  * `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `failed_item` and `info`
@@ -657,8 +695,7 @@ btchol_status btchol_plan_factor_masked(struct btchol_plan *plan,
 /**
  * `btchol_plan_solve` for the items `mask` (B bytes, 1 or 0) selects: their right-hand sides are
  * solved in place; those of the other items are neither read nor written. Each selected item must
- * be factored (`BTCHOL_STATUS_INVALID_STATE` naming it otherwise). CPU plans only (CUDA:
- * `BTCHOL_STATUS_UNSUPPORTED`).
+ * be factored (`BTCHOL_STATUS_INVALID_STATE` naming it otherwise). Both backends.
  *
  * # Safety
  * `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `rhs` as for
@@ -705,7 +742,8 @@ btchol_status btchol_plan_solve(struct btchol_plan *plan,
 /**
  * Like `btchol_plan_solve`, with `rhs` in the memory of the plan's GPU, solved in stream order on
  * the plan's stream (call `btchol_plan_synchronize` before reading it on the host). Elements are
- * not checked for NaN/Inf. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+ * checked for NaN/Inf on the device (`BTCHOL_STATUS_NON_FINITE_INPUT`). A CPU plan returns
+ * `BTCHOL_STATUS_NO_CUDA`.
  *
  * # Safety
  * `plan` is NULL or a live handle; `rhs` is NULL or a device pointer to the element count of

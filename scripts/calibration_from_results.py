@@ -37,6 +37,8 @@ def from_bench(path):
     out = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
+            if "backend" not in r:
+                return []  # not a bench file (e.g. an auto-vs-best check)
             if r.get("dtype") not in ("f32", "f64") or r.get("nrhs", "1") != "1":
                 continue
             if r.get("diag_shift") not in (None, "", "0.000e0") and float(r["diag_shift"]) != 0.0:

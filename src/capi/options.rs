@@ -36,9 +36,12 @@ pub const BTCHOL_BACKEND_CUDA: btchol_backend = 2;
 
 /// Which factorization runs.
 pub type btchol_algorithm = i32;
-/// Chosen by the plan from (B, N, n, threads); `btchol_plan_algorithm` tells the choice.
+/// Chosen by the plan's calibrated cost model from (B, N, n, dtype, threads, device);
+/// `btchol_plan_algorithm` tells the choice.
 pub const BTCHOL_ALGORITHM_AUTO: btchol_algorithm = 0;
-/// The sequential block recursion: fewest flops, no parallelism inside one system.
+/// The sequential block recursion: fewest flops, no parallelism inside one system (on CUDA: one
+/// warp per item, n <= 32, for batches of short systems; larger n give
+/// `BTCHOL_STATUS_UNSUPPORTED`).
 pub const BTCHOL_ALGORITHM_SEQUENTIAL: btchol_algorithm = 1;
 /// Nested dissection: floor(log2 N)+1 parallel levels, about 2.7x the flops of the sequential one.
 pub const BTCHOL_ALGORITHM_NESTED_DISSECTION: btchol_algorithm = 2;
@@ -70,13 +73,13 @@ pub struct btchol_plan_options {
     pub max_nrhs: i64,
     /// Static regularisation: added to every diagonal entry of the D_i as they are uploaded, so
     /// the plan factors Psi + diag_shift*I (the caller's arrays are not modified). Any finite
-    /// value; 0.0 (the default) is off. CUDA plans: host uploads only.
+    /// value; 0.0 (the default) is off. Both backends (CUDA: added on the device, host and
+    /// device uploads).
     pub diag_shift: f64,
     /// "Boost small pivots": when `pivot_boost` > 0, a pivot d <= `pivot_threshold` (a diagonal
     /// entry of the Schur complement before its square root) is replaced by `pivot_boost` and
     /// counted (`btchol_plan_boosted_pivots`) instead of failing. Both finite and >= 0; a
-    /// non-zero threshold needs a non-zero boost. 0.0 (the default) is off. CPU plans only
-    /// (`BTCHOL_BACKEND_CUDA` fails with `BTCHOL_STATUS_UNSUPPORTED`; AUTO picks the CPU).
+    /// non-zero threshold needs a non-zero boost. 0.0 (the default) is off. Both backends.
     pub pivot_threshold: f64,
     /// The value a boosted pivot is replaced by; 0.0 (the default) turns boosting off.
     pub pivot_boost: f64,

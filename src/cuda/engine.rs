@@ -313,6 +313,18 @@ impl<T: Scalar> CudaEngine<T> {
             }
             .map_err(|e| cuda_err("opting in to shared memory", e))?;
         }
+        for f in [&k.forward_eliminate, &k.backward_eliminate] {
+            if spec.solve_smem_bytes() > 0 {
+                unsafe {
+                    result::function::set_function_attribute(
+                        f.cu_function(),
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        spec.solve_smem_bytes() as i32,
+                    )
+                }
+                .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            }
+        }
         let (recs_host, levels) = schedule_records(&schedule);
         let n_slots = schedule.n_slots();
         let bs = spec.ld * spec.ld;
@@ -718,7 +730,8 @@ impl<T: Scalar> CudaEngine<T> {
         let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
         let (recs, nw) = (rec(lr.elim_offset), lr.n_elim as i32);
         let mut a = args![diag, y, recs, nw, n, mm, rows, item_d, item_r, fail];
-        unsafe { self.launch(&self.k.forward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
+        let smem = self.spec.solve_smem_bytes();
+        unsafe { self.launch(&self.k.forward_eliminate, d.batch * lr.n_elim, smem, &mut a)? };
         let (recs, nw) = (rec(lr.update_offset), lr.n_update as i32);
         let mut a = args![slots, y, recs, nw, n, mm, rows, item_s, item_r, fail];
         unsafe { self.launch(&self.k.forward_update, d.batch * lr.n_update, 0, &mut a) }
@@ -740,7 +753,8 @@ impl<T: Scalar> CudaEngine<T> {
                 continue;
             }
             let mut a = args![diag, slots, y, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
-            unsafe { self.launch(&self.k.backward_eliminate, d.batch * lr.n_elim, 0, &mut a)? };
+            let smem = self.spec.solve_smem_bytes();
+            unsafe { self.launch(&self.k.backward_eliminate, d.batch * lr.n_elim, smem, &mut a)? };
         }
         Ok(())
     }

@@ -113,6 +113,16 @@ impl KernelSpec {
         (6 * self.ld * self.ld + self.ld) * self.dtype.size_bytes()
     }
 
+    /// Dynamic shared memory of the forward / backward eliminate kernels: for 32 < ld ≤ 128 they
+    /// stage D̂_i (padded leading dimension ld + 1) and its reciprocal pivots (kernels/solve.cu).
+    pub fn solve_smem_bytes(&self) -> usize {
+        if self.ld > 32 && self.ld <= 128 {
+            (self.ld * (self.ld + 1) + self.ld) * self.dtype.size_bytes()
+        } else {
+            0
+        }
+    }
+
     /// Dynamic shared memory of the factor kernel.
     pub fn factor_smem_bytes(&self) -> usize {
         if self.fused {
@@ -185,18 +195,22 @@ fn source() -> String {
 
 /// Compiles the kernels for `spec` to a CUBIN for `arch`, without the cache.
 pub fn compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<Vec<u8>> {
+    compile_source(&source(), &spec.options(arch), &format!("{spec:?}"), arch)
+}
+
+/// Compiles one translation unit with `opts` to a CUBIN for `arch` (`what` names it in errors).
+fn compile_source(source: &str, opts: &[String], what: &str, arch: (i32, i32)) -> Result<Vec<u8>> {
     nvrtc_version()?;
-    let src = CString::new(source()).expect("kernel source has no NUL");
+    let src = CString::new(source).expect("kernel source has no NUL");
     let prog = nvrtc::create_program(&src, Some(c"btchol.cu"))
         .map_err(|e| Error::Cuda(format!("nvrtcCreateProgram: {e:?}")))?;
-    let opts = spec.options(arch);
-    let compiled = unsafe { nvrtc::compile_program(prog, &opts) };
+    let compiled = unsafe { nvrtc::compile_program(prog, opts) };
     let out = match compiled {
         Err(e) => {
             let log = unsafe { nvrtc::get_program_log(prog) }
                 .map(|l| String::from_utf8_lossy(&l.iter().map(|&c| c as u8).collect::<Vec<u8>>()).into_owned())
                 .unwrap_or_default();
-            Err(Error::Cuda(format!("NVRTC failed for {spec:?} on sm_{}{}: {e:?}\n{log}", arch.0, arch.1)))
+            Err(Error::Cuda(format!("NVRTC failed for {what} on sm_{}{}: {e:?}\n{log}", arch.0, arch.1)))
         }
         Ok(()) => {
             let mut size = 0usize;
@@ -212,6 +226,25 @@ pub fn compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<Vec<u8>> {
     };
     let _ = unsafe { nvrtc::destroy_program(prog) };
     out
+}
+
+/// The mixed-precision refinement kernels (kernels/refine.cu): one module per architecture,
+/// independent of the block size and working precision (they are written for f64 and f32).
+pub const REFINE_SOURCE: &str = include_str!("../../kernels/refine.cu");
+pub const REFINE_KERNEL_NAMES: [&str; 3] = ["btchol_refine_residual", "btchol_refine_round", "btchol_refine_update"];
+
+fn refine_options(arch: (i32, i32)) -> Vec<String> {
+    vec![format!("--gpu-architecture=sm_{}{}", arch.0, arch.1), "--std=c++17".into()]
+}
+
+/// Compiles the refinement kernels for `arch`, without the cache (`btchol kernels --check`).
+pub fn compile_refine(arch: (i32, i32)) -> Result<Vec<u8>> {
+    compile_source(REFINE_SOURCE, &refine_options(arch), "refine.cu", arch)
+}
+
+/// The refinement kernels' CUBIN for `arch`, cached like the solver variants.
+pub fn load_or_compile_refine(arch: (i32, i32)) -> Result<std::sync::Arc<Vec<u8>>> {
+    load_or_compile_source("refine", REFINE_SOURCE, &refine_options(arch), arch)
 }
 
 /// FNV-1a, 64 bits: a stable hash for cache keys (std's hasher may change between releases).
@@ -233,30 +266,45 @@ fn cache_dir() -> Option<PathBuf> {
 
 /// The cache file of a variant (also used by `btchol kernels --warm` to report where it wrote).
 pub fn cache_key(spec: &KernelSpec, arch: (i32, i32)) -> Result<String> {
+    source_cache_key("", &source(), &spec.options(arch), arch)
+}
+
+/// Cache file name of a translation unit: a hash of the source, the options, the NVRTC version,
+/// the architecture and the btchol version.
+fn source_cache_key(name: &str, source: &str, opts: &[String], arch: (i32, i32)) -> Result<String> {
     let (maj, min) = nvrtc_version()?;
-    let opts = spec.options(arch).join(" ");
     let h = fnv1a(&[
-        source().as_bytes(),
-        opts.as_bytes(),
+        source.as_bytes(),
+        opts.join(" ").as_bytes(),
         format!("nvrtc {maj}.{min}").as_bytes(),
         crate::VERSION.as_bytes(),
     ]);
-    Ok(format!("btchol-{}-sm{}{}-{h:016x}.cubin", crate::VERSION, arch.0, arch.1))
+    let sep = if name.is_empty() { "" } else { "-" };
+    Ok(format!("btchol-{}{sep}{name}-sm{}{}-{h:016x}.cubin", crate::VERSION, arch.0, arch.1))
 }
 
 /// The CUBIN for `spec` on `arch`: from memory, else from disk, else compiled (and stored).
 pub fn load_or_compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<std::sync::Arc<Vec<u8>>> {
-    static MEMORY: OnceLock<Mutex<HashMap<(KernelSpec, (i32, i32)), std::sync::Arc<Vec<u8>>>>> = OnceLock::new();
+    load_or_compile_source("", &source(), &spec.options(arch), arch)
+}
+
+fn load_or_compile_source(
+    name: &str,
+    source: &str,
+    opts: &[String],
+    arch: (i32, i32),
+) -> Result<std::sync::Arc<Vec<u8>>> {
+    static MEMORY: OnceLock<Mutex<HashMap<String, std::sync::Arc<Vec<u8>>>>> = OnceLock::new();
     let memory = MEMORY.get_or_init(Default::default);
-    if let Some(c) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&(*spec, arch)) {
+    let key = source_cache_key(name, source, opts, arch)?;
+    if let Some(c) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(c.clone());
     }
-    let key = cache_key(spec, arch)?;
     let path = cache_dir().map(|d| d.join(&key));
     let cubin = match path.as_ref().and_then(|p| std::fs::read(p).ok()) {
         Some(c) if !c.is_empty() => c,
         _ => {
-            let c = compile(spec, arch)?;
+            let c = compile_source(source, opts, if name.is_empty() { "the solver kernels" } else { name }, arch)?;
             if let Some(p) = &path {
                 // Best effort: a read-only cache folder only costs a recompile next time.
                 let _ = write_atomically(p, &c);
@@ -265,7 +313,7 @@ pub fn load_or_compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<std::sync:
         }
     };
     let c = std::sync::Arc::new(cubin);
-    memory.lock().unwrap_or_else(|p| p.into_inner()).insert((*spec, arch), c.clone());
+    memory.lock().unwrap_or_else(|p| p.into_inner()).insert(key, c.clone());
     Ok(c)
 }
 

@@ -5,7 +5,8 @@
 //! * [`jit`]: kernel variants compiled by NVRTC to a CUBIN for the device's exact architecture,
 //!   cached in memory and on disk;
 //! * [`engine`]: launch orchestration, one launch pair per schedule level (one launch per level
-//!   for n ≤ 32, one launch in all for the sequential algorithm), batch masks, pivot policy.
+//!   for n ≤ 32, one launch in all for the sequential algorithm), batch masks, pivot policy;
+//! * [`refine`]: the device side of mixed-precision refinement (f64 residuals on the GPU).
 //!
 //! Nothing here panics when CUDA is missing: every entry returns
 //! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable) or
@@ -13,6 +14,7 @@
 
 pub mod engine;
 pub mod jit;
+pub mod refine;
 pub mod runtime;
 
 pub use engine::{CudaEngine, GpuAlgorithm, GpuPivots, SourceFormat};

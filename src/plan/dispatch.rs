@@ -400,7 +400,7 @@ impl CostModel {
                     (r.n as f64, (r.batch * r.n_blocks) as f64, e)
                 })
                 .collect();
-            let e = interpolate_2d(&pts, q.n as f64, work);
+            let e = interpolate_2d(&pts, q.n as f64, work, target.is_gpu());
             // Back from "a batch of b over W/b blocks on T_m threads" to the query.
             let scale = speedup(target, b, work / b as f64, t_m) / speedup(target, q.batch, q.n_blocks as f64, threads);
             Estimate { factor_us: e.factor_us * scale, solve_us: e.solve_us * scale }
@@ -440,8 +440,10 @@ fn geo_mix(a: f64, b: f64, w: f64) -> f64 {
 }
 
 /// Piecewise log-log interpolation through `pts` (x, y), both > 0, at `x`; outside, the nearest
-/// segment's slope clamped to [`lo`, `hi`]; a single point extends with slope `hi`.
-fn interpolate_1d(pts: &mut [(f64, f64)], x: f64, lo: f64, hi: f64) -> f64 {
+/// segment's slope clamped to [`lo`, `hi`]; a single point extends with slope `hi`. With
+/// `floor_below`, nothing below the smallest x is cheaper than it (a GPU's launch latency and
+/// per-item serial chain do not shrink with less work).
+fn interpolate_1d(pts: &mut [(f64, f64)], x: f64, lo: f64, hi: f64, floor_below: bool) -> f64 {
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let ln = |v: f64| v.max(1e-9).ln();
     let line = |(x0, y0): (f64, f64), slope: f64| (ln(y0) + slope * (ln(x) - ln(x0))).exp();
@@ -450,6 +452,9 @@ fn interpolate_1d(pts: &mut [(f64, f64)], x: f64, lo: f64, hi: f64) -> f64 {
         return p.1; // A grid point exactly, not through exp(ln(y)).
     }
     let k = pts.len();
+    if floor_below && x < pts[0].0 {
+        return pts[0].1;
+    }
     if k == 1 {
         return line(pts[0], hi);
     }
@@ -464,7 +469,7 @@ fn interpolate_1d(pts: &mut [(f64, f64)], x: f64, lo: f64, hi: f64) -> f64 {
 }
 
 /// The estimate at (n, work) from points (n_r, W_r, times): in log W per measured n, then in log n.
-fn interpolate_2d(pts: &[(f64, f64, Estimate)], n: f64, work: f64) -> Estimate {
+fn interpolate_2d(pts: &[(f64, f64, Estimate)], n: f64, work: f64, floor_below: bool) -> Estimate {
     let mut ns: Vec<f64> = pts.iter().map(|p| p.0).collect();
     ns.sort_by(f64::total_cmp);
     ns.dedup();
@@ -473,11 +478,11 @@ fn interpolate_2d(pts: &[(f64, f64, Estimate)], n: f64, work: f64) -> Estimate {
         // Duplicate W at one n (two slices' rows of one work) would make a vertical segment.
         line.sort_by(|a, b| a.0.total_cmp(&b.0));
         line.dedup_by(|a, b| a.0 == b.0);
-        interpolate_1d(&mut line, work, 0.0, 1.0)
+        interpolate_1d(&mut line, work, 0.0, 1.0, floor_below)
     };
     let time = |pick: fn(&Estimate) -> f64| {
         let mut across: Vec<(f64, f64)> = ns.iter().map(|&nv| (nv, at_n(nv, pick))).collect();
-        interpolate_1d(&mut across, n, 0.0, 3.0)
+        interpolate_1d(&mut across, n, 0.0, 3.0, floor_below)
     };
     Estimate { factor_us: time(|e| e.factor_us), solve_us: time(|e| e.solve_us) }
 }
@@ -678,8 +683,9 @@ mod tests {
             let best = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
             let query = Query { threads: 16, ..q_of(r) };
             let est = |t: Target| m.estimate(t, Some(if t.is_gpu() { gpu } else { cpu }), &query).unwrap().cost_us();
-            let chosen = [Target::CpuSeq, Target::CpuNd, Target::CudaNd]
+            let chosen = [Target::CpuSeq, Target::CpuNd, Target::CudaNd, Target::CudaSeq]
                 .into_iter()
+                .filter(|&t| measured.iter().any(|c| c.0 == t))
                 .min_by(|a, b| est(*a).total_cmp(&est(*b)))
                 .unwrap();
             assert_eq!(chosen, best, "{query:?}");
@@ -747,9 +753,9 @@ mod tests {
         let d = decide(&m, &candidates(&auto, true), &q(8, 16, 1, 1), Some("dev"));
         let Decision::Ranked(r) = d else { panic!("ranked expected") };
         assert_eq!(r[0], (Target::CudaNd, Some(10.0)));
-        // A CPU-only option excludes the GPU even when one is usable.
+        // Pivot boosting runs on both backends: it no longer excludes the GPU.
         let boost = PlanOptions { pivot_boost: 1.0, ..auto };
-        assert!(candidates(&boost, true).iter().all(|t| !t.is_gpu()));
+        assert_eq!(candidates(&boost, true), candidates(&auto, true));
         // Explicit parts fix the choice: Cuda + Auto considers both GPU algorithms, even unprobed.
         let cuda = PlanOptions { backend: Backend::Cuda, ..auto };
         assert_eq!(candidates(&cuda, false), vec![Target::CudaNd, Target::CudaSeq]);
@@ -810,7 +816,7 @@ mod tests {
         assert!(m.warning().unwrap().contains("bad.csv"), "{:?}", m.warning());
         assert_eq!(at(&m), Some(7.0));
         let m = CostModel::load(Some(dir.join("missing.csv")), None);
-        assert_eq!((m.source(), at(&m)), ("default", None));
+        assert_eq!(m.source(), "default");
         assert!(m.warning().unwrap().contains("missing.csv"));
         std::fs::write(cache.join(CACHE_FILE), "garbage").unwrap();
         let m = CostModel::load(None, Some(cache.clone()));

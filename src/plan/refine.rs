@@ -12,10 +12,13 @@
 //! or the f32 factorization itself fails, the plan falls back to an f64 factor of the same matrix
 //! and says so in the report: the answer always has f64 accuracy, or the error is the f64 one.
 //!
-//! The f32 factor runs on the plan's backend (CPU or GPU); residuals are computed on the host in
-//! f64 from a copy of the matrix (rayon-parallel over items and block rows).
+//! The f32 factor runs on the plan's backend (CPU or GPU). On the CPU the residuals are computed
+//! in f64 from a copy of the matrix (rayon-parallel over items and block rows); on the GPU the f64
+//! matrix, b, x and the residuals stay in device memory ([`crate::cuda::refine`]) and each step
+//! reads back only per-column maxima for the backward error.
 
-use super::{Plan, PlanOptions};
+use super::{Backend, Plan, PlanOptions};
+use crate::cuda::refine::DeviceRefiner;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut, RhsShape};
 use rayon::prelude::*;
@@ -76,6 +79,9 @@ pub struct MixedPlan {
     r: Vec<f64>,
     d32: Vec<f32>,
     state: MixedState,
+    /// GPU plans: the device side of the refinement (declared after `low`, which uses its
+    /// stream, so that it is dropped after it).
+    device: Option<DeviceRefiner>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,8 +108,18 @@ impl MixedPlan {
             return Err(Error::InvalidArgument(format!("diag_shift must be finite, got {}", options.diag_shift)));
         }
         // The shift is applied once, to the f64 copy, so f32 factor and residual see one matrix.
-        let low = Plan::<f32>::new(dims, PlanOptions { diag_shift: 0.0, ..options })?;
+        let mut low = Plan::<f32>::new(dims, PlanOptions { diag_shift: 0.0, ..options })?;
+        let device = match low.backend() {
+            Backend::Cuda => {
+                let refiner = DeviceRefiner::new(dims)?;
+                // SAFETY: the refiner's stream lives as long as the plan (dropped after `low`).
+                unsafe { low.set_stream(refiner.stream_ptr())? };
+                Some(refiner)
+            }
+            _ => None,
+        };
         Ok(MixedPlan {
+            device,
             dims,
             options,
             refine,
@@ -199,6 +215,9 @@ impl MixedPlan {
         for b in 0..dims.batch {
             self.norm_inf[b] = self.item_norm_inf(b);
         }
+        if let Some(dr) = &mut self.device {
+            dr.upload_matrix(&self.diag, &self.sub, &self.sub_t)?;
+        }
         self.low.upload(&BlockTridiagRef::new(dims, layout, &self.diag32, &self.sub32)?)?;
         self.state = MixedState::Uploaded;
         Ok(())
@@ -270,12 +289,21 @@ impl MixedPlan {
         Ok(report)
     }
 
-    /// The refinement loop on the dense row-major b; the result in x.
-    fn refine(&mut self, m: usize) -> Result<RefineReport> {
-        let dims = self.dims;
-        let dense = RhsShape::dense(dims, m, Layout::ColMajor);
+    /// (max iterations, tolerance) with the defaults filled in.
+    fn limits(&self) -> (usize, f64) {
         let max_iterations = if self.refine.max_iterations == 0 { 10 } else { self.refine.max_iterations };
         let tolerance = if self.refine.tolerance == 0.0 { 32.0 * f64::EPSILON } else { self.refine.tolerance };
+        (max_iterations, tolerance)
+    }
+
+    /// The refinement loop on the dense column-major b; the result in x.
+    fn refine(&mut self, m: usize) -> Result<RefineReport> {
+        if self.device.is_some() {
+            return self.refine_device(m);
+        }
+        let dims = self.dims;
+        let dense = RhsShape::dense(dims, m, Layout::ColMajor);
+        let (max_iterations, tolerance) = self.limits();
         let len = self.b.len();
         self.x.clear();
         self.x.resize(len, 0.0);
@@ -309,14 +337,63 @@ impl MixedPlan {
                 break;
             }
         }
+        self.finish(m, iterations, berr, tolerance)
+    }
+
+    /// The refinement's outcome: converged, or (ill-conditioned for f32) an f64 factor is made
+    /// and kept, so later solves of this matrix go direct instead of failing to refine again.
+    fn finish(&mut self, m: usize, iterations: usize, berr: f64, tolerance: f64) -> Result<RefineReport> {
         if berr <= tolerance {
             return Ok(RefineReport { iterations, backward_error: berr, fell_back: false });
         }
-        // Not converged (ill-conditioned for f32): factor in f64 and keep that factor, so later
-        // solves of this matrix go direct instead of failing to refine again.
         self.factor_high()?;
         self.state = MixedState::High;
         self.solve_high(m, iterations)
+    }
+
+    /// The refinement loop with the vectors on the GPU: per step, round the residual to f32,
+    /// solve with the f32 factor (same stream), update x and take the residual in f64, and read
+    /// back the per-column maxima that give the backward error.
+    fn refine_device(&mut self, m: usize) -> Result<RefineReport> {
+        let dims = self.dims;
+        let dense = RhsShape::dense(dims, m, Layout::ColMajor);
+        let (max_iterations, tolerance) = self.limits();
+        let (rows, columns) = (dims.rows(), dims.batch * m);
+        let bmax: Vec<f64> = self.b.chunks_exact(rows).map(|c| c.iter().fold(0.0f64, |s, v| s.max(v.abs()))).collect();
+        let (mut rmax, mut xmax) = (vec![0.0; columns], vec![0.0; columns]);
+        let dr = self.device.as_mut().expect("GPU plan");
+        dr.start(&self.b, m)?;
+        dr.read_maxima(m, &mut rmax, &mut xmax)?;
+        let norm_inf = &self.norm_inf;
+        let error = |rmax: &[f64], xmax: &[f64]| {
+            (0..columns).fold(0.0f64, |worst, c| {
+                let denom = norm_inf[c / m] * xmax[c] + bmax[c];
+                let e = if denom > 0.0 { rmax[c] / denom } else { rmax[c] };
+                worst.max(if e.is_nan() { f64::INFINITY } else { e })
+            })
+        };
+        let (mut berr, mut iterations) = (f64::INFINITY, 0);
+        if rmax.iter().all(|&r| r == 0.0) {
+            berr = 0.0; // b = 0: x = 0 is exact
+        }
+        while berr > 0.0 && iterations < max_iterations {
+            let d = dr.round(m)?;
+            // SAFETY: d holds B·rows·m f32 on the device, the f32 plan runs on the refiner's stream.
+            unsafe { self.low.solve_device(dense, d)? };
+            dr.update(m)?;
+            dr.read_maxima(m, &mut rmax, &mut xmax)?;
+            iterations += 1;
+            let next = error(&rmax, &xmax);
+            let stalled = !(next <= 0.5 * berr);
+            berr = berr.min(next);
+            if next <= tolerance || stalled {
+                berr = next;
+                break;
+            }
+        }
+        self.x.resize(self.b.len(), 0.0);
+        dr.read_x(m, &mut self.x)?;
+        self.finish(m, iterations, berr, tolerance)
     }
 
     /// x ← Ψ⁻¹b with the f64 factor (dense column-major b, m columns), and its report.

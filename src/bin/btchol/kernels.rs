@@ -87,11 +87,21 @@ pub fn run(args: &[String]) -> i32 {
                 }
             }
         }
+        // The refinement kernels (mixed precision): one module per architecture.
+        let r =
+            if warm { jit::load_or_compile_refine(arch).map(|_| ()) } else { jit::compile_refine(arch).map(|_| ()) };
+        match r {
+            Ok(()) => ok += 1,
+            Err(e) => {
+                failed += 1;
+                eprintln!("FAILED refine.cu on sm_{}{}: {e}", arch.0, arch.1);
+            }
+        }
         println!(
             "sm_{}{}: {ok}/{} kernel variants compiled (NVRTC {}.{}, {:.1} s)",
             arch.0,
             arch.1,
-            specs.len(),
+            specs.len() + 1,
             nvrtc.0,
             nvrtc.1,
             t.elapsed().as_secs_f64()

@@ -73,7 +73,8 @@ pub unsafe extern "C" fn btchol_plan_upload(
 /// Like `btchol_plan_upload`, with `diag` and `sub` in the memory of the plan's GPU (device 0),
 /// copied in stream order on the plan's stream: the call may return before the copy is done, so
 /// keep the buffers unchanged until `btchol_plan_synchronize` or later work on that stream.
-/// Elements are not checked for NaN/Inf. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+/// Elements are checked for NaN/Inf on the device (`BTCHOL_STATUS_NON_FINITE_INPUT`; the call
+/// then waits for the check). A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
 ///
 /// # Safety
 /// `plan` is NULL or a live handle; `diag` and `sub` are NULL or device pointers with the element

@@ -2,9 +2,10 @@
 
 use std::ffi::c_void;
 
+use super::copy::require_cuda;
 use super::solve::rhs_shape;
 use super::{access, btchol_plan, with_plan};
-use crate::capi::boundary::{check_disjoint, fail, guard, slice_from, slice_from_mut, CResult};
+use crate::capi::boundary::{check_disjoint, check_range, fail, guard, non_null, slice_from, slice_from_mut, CResult};
 use crate::capi::errors::*;
 use crate::capi::options::btchol_layout;
 use crate::model::{RhsMut, RhsRef};
@@ -146,6 +147,83 @@ pub unsafe extern "C" fn btchol_plan_solve_half(
                 p.solve_half(shape, slice_from::<half::bf16>(rhs as *const c_void, len, "rhs")?, out)?
             } else {
                 p.solve_half(shape, slice_from::<half::f16>(rhs as *const c_void, len, "rhs")?, out)?
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `btchol_plan_upload_device` for 16-bit blocks (`format`: F16 or BF16) in the memory of the
+/// plan's GPU: widened exactly to the plan's dtype on the device by the conversion kernel (no host
+/// round trip), checked for NaN/Inf, diagonal shift applied. Element counts and layout as for
+/// `btchol_plan_upload`. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+///
+/// # Safety
+/// `plan` is NULL or a live handle; `diag` and `sub` are NULL or device pointers to B*N*n*n and
+/// B*(N-1)*n*n 16-bit values.
+#[no_mangle]
+pub unsafe extern "C" fn btchol_plan_upload_device_half(
+    plan: *mut btchol_plan,
+    format: btchol_half_format,
+    diag: *const u16,
+    sub: *const u16,
+) -> btchol_status {
+    guard("btchol_plan_upload_device_half", || {
+        let mut a = access(plan)?;
+        let bf = half_arg(format)?;
+        non_null(diag as *const c_void, "diag")?;
+        if a.plan().dims().n_blocks > 1 {
+            non_null(sub as *const c_void, "sub")?;
+        }
+        require_cuda(a.plan(), "device memory", "; pass host memory to btchol_plan_upload_half")?;
+        with_plan!(a.plan(), |p: T| {
+            let dims = p.dims();
+            check_range::<u16>(diag as *const c_void, dims.diag_len(), "diag")?;
+            check_range::<u16>(sub as *const c_void, dims.sub_len(), "sub")?;
+            if bf {
+                p.upload_device_half(diag as *const half::bf16, sub as *const half::bf16)?
+            } else {
+                p.upload_device_half(diag as *const half::f16, sub as *const half::f16)?
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `btchol_plan_solve_device` for 16-bit right-hand sides in GPU memory: `rhs` (F16 or BF16,
+/// shape as for `btchol_plan_solve`) is widened on the device and the solution written to `x`
+/// (device memory, same shape, the plan's dtype), in stream order on the plan's stream; `rhs` is
+/// not modified. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+///
+/// # Safety
+/// `plan` is NULL or a live handle; `rhs` and `x` are NULL or device pointers to the element count
+/// of `btchol_plan_solve` (16-bit values and plan-dtype values respectively).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn btchol_plan_solve_device_half(
+    plan: *mut btchol_plan,
+    format: btchol_half_format,
+    rhs: *const u16,
+    nrhs: i64,
+    layout: btchol_layout,
+    ld: i64,
+    item_stride: i64,
+    x: *mut c_void,
+) -> btchol_status {
+    guard("btchol_plan_solve_device_half", || {
+        let mut a = access(plan)?;
+        let bf = half_arg(format)?;
+        non_null(rhs as *const c_void, "rhs")?;
+        non_null(x, "x")?;
+        let (shape, len) = rhs_shape(a.plan().dims(), nrhs, layout, ld, item_stride)?;
+        require_cuda(a.plan(), "device memory", "; pass host memory to btchol_plan_solve_half")?;
+        with_plan!(a.plan(), |p: T| {
+            check_range::<u16>(rhs as *const c_void, len, "rhs")?;
+            check_range::<T>(x, len, "x")?;
+            if bf {
+                p.solve_device_half(shape, rhs as *const half::bf16, x as *mut T)?
+            } else {
+                p.solve_device_half(shape, rhs as *const half::f16, x as *mut T)?
             }
             Ok(())
         })

@@ -29,7 +29,7 @@ unsafe fn mask_arg<'a>(dims: Dims, mask: *const u8) -> CResult<&'a [bool]> {
 /// `btchol_plan_upload` for the items `mask` selects: `mask` points to B bytes, 1 = upload item b,
 /// 0 = keep what the plan holds for it (its factor, status and boosted-pivot count). Only the
 /// selected items of `diag` and `sub` are read (and checked for NaN/Inf); they become "uploaded,
-/// not factored". CPU plans only (CUDA: `BTCHOL_STATUS_UNSUPPORTED`).
+/// not factored". Both backends (on the GPU the kernels skip the other items).
 ///
 /// Errors: as `btchol_plan_upload`, and `BTCHOL_STATUS_INVALID_ARGUMENT` for a mask entry other
 /// than 0 or 1.
@@ -61,7 +61,7 @@ pub unsafe extern "C" fn btchol_plan_upload_masked(
 /// uploaded since its last factorization (else `BTCHOL_STATUS_INVALID_STATE` naming it, and
 /// nothing is factored). The other items keep their factor, status and boosted-pivot count. The
 /// outputs follow `btchol_plan_factor` and name the first selected item that is not positive
-/// definite. CPU plans only (CUDA: `BTCHOL_STATUS_UNSUPPORTED`).
+/// definite. Both backends.
 ///
 /// # Safety
 /// `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `failed_item` and `info`
@@ -84,8 +84,7 @@ pub unsafe extern "C" fn btchol_plan_factor_masked(
 
 /// `btchol_plan_solve` for the items `mask` (B bytes, 1 or 0) selects: their right-hand sides are
 /// solved in place; those of the other items are neither read nor written. Each selected item must
-/// be factored (`BTCHOL_STATUS_INVALID_STATE` naming it otherwise). CPU plans only (CUDA:
-/// `BTCHOL_STATUS_UNSUPPORTED`).
+/// be factored (`BTCHOL_STATUS_INVALID_STATE` naming it otherwise). Both backends.
 ///
 /// # Safety
 /// `plan` is NULL or a live handle; `mask` is NULL or points to B bytes; `rhs` as for

@@ -124,7 +124,8 @@ pub unsafe extern "C" fn btchol_plan_solve(
 
 /// Like `btchol_plan_solve`, with `rhs` in the memory of the plan's GPU, solved in stream order on
 /// the plan's stream (call `btchol_plan_synchronize` before reading it on the host). Elements are
-/// not checked for NaN/Inf. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+/// checked for NaN/Inf on the device (`BTCHOL_STATUS_NON_FINITE_INPUT`). A CPU plan returns
+/// `BTCHOL_STATUS_NO_CUDA`.
 ///
 /// # Safety
 /// `plan` is NULL or a live handle; `rhs` is NULL or a device pointer to the element count of
