@@ -72,7 +72,7 @@ step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype 
     --n 16 --N 32 --batch 1024 --csv "$out/bench-batch.csv"
 step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024 \
     --mask-fraction 0.25 --csv "$out/bench-mask.csv"
-step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024 \
+step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024,4096 \
     --batch 1 --nrhs 1 --csv "$out/bench-mixed.csv"
 echo
 echo "gpu-check on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"
