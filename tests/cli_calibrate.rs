@@ -13,7 +13,9 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// The binary with a private cache folder, so a user's calibration file cannot interfere.
 fn btchol(cache: &std::path::Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_btchol"));
+    // BTCHOL_BIN: the binary where the tests run away from the build tree (scripts/gpu-check.sh).
+    let bin = std::env::var_os("BTCHOL_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_btchol").into());
+    let mut c = Command::new(bin);
     c.args(args).env("BTCHOL_CACHE_DIR", cache).env_remove("BTCHOL_CALIBRATION");
     c
 }

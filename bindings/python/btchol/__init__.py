@@ -441,9 +441,8 @@ class Plan(_PlanBase):
         modified). 0.0 (default) is off.
     pivot_threshold, pivot_boost : float
         "Boost small pivots": with ``pivot_boost`` > 0, a pivot d <= ``pivot_threshold`` is
-        replaced by ``pivot_boost`` and counted (``boosted_pivots()``) instead of failing. CPU
-        only (``backend='cuda'`` raises UnsupportedError; 'auto' picks the CPU). 0.0 (default) is
-        off.
+        replaced by ``pivot_boost`` and counted (``boosted_pivots()``) instead of failing. Both
+        backends. 0.0 (default) is off.
     deterministic : bool
         Bitwise-identical results for identical inputs, options and thread count on the same
         machine. Both backends are deterministic today, so it costs nothing.
@@ -554,8 +553,8 @@ class Plan(_PlanBase):
     def upload(self, D, E=None, mask=None, half_format=None) -> None:
         """Copies the batch's blocks into the plan (NaN/Inf are rejected with NonFiniteInputError
         and nothing is copied). ``E`` may be None when N == 1. With ``mask`` (bool, shape (B,)),
-        only the selected items are read and copied; the plan keeps the others' factors (CPU
-        plans; CUDA raises UnsupportedError).
+        only the selected items are read and copied; the plan keeps the others' factors (both
+        backends).
 
         16-bit input: ``D`` and ``E`` may be ``np.float16`` arrays (IEEE binary16), or, with
         ``half_format='bf16'``, ``uint16``/``int16`` arrays holding bfloat16 bits (NumPy has no
