@@ -3,7 +3,7 @@
 //! INFO semantics for failures.
 
 use crate::cpu::CpuEngine;
-use crate::cuda::{CudaEngine, GpuAlgorithm, GpuPivots, SourceFormat};
+use crate::cuda::{CudaEngine, GpuAlgorithm, GpuNumerics, SourceFormat};
 use crate::dense::potrf::PivotPolicy;
 use crate::error::{Error, Result};
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
@@ -123,17 +123,6 @@ impl PlanOptions {
         }
         Ok(PivotPolicy { threshold: T::from_f64(self.pivot_threshold), boost: T::from_f64(self.pivot_boost) })
     }
-
-    /// The first option that only the CPU backend provides, named for an error message (none
-    /// today; kept so that a future CPU-only option has one place to say so).
-    fn cpu_only_feature(&self) -> Option<&'static str> {
-        None
-    }
-}
-
-/// The error for a feature the CUDA backend does not provide yet.
-pub(crate) fn not_on_cuda(feature: &str) -> Error {
-    Error::Unsupported(format!("{feature} is not yet available on the CUDA backend; use the CPU backend"))
 }
 
 /// Outcome of the last factorization for one batch item.
@@ -221,10 +210,7 @@ impl<T: Scalar> Plan<T> {
         };
         let model = dispatch::CostModel::global();
         // Probe the GPU (once per process) only where a GPU target is allowed.
-        let gpu = match options.backend != Backend::Cpu && options.cpu_only_feature().is_none() {
-            true => dispatch::gpu_name(),
-            false => None,
-        };
+        let gpu = if options.backend != Backend::Cpu { dispatch::gpu_name() } else { None };
         let candidates = dispatch::candidates(&options, gpu.is_some());
         let query = dispatch::Query {
             dtype: T::DTYPE,
@@ -293,30 +279,21 @@ impl<T: Scalar> Plan<T> {
         let pivots = options.pivot_policy::<T>()?;
         let work = dims.batch as f64 * dims.n_blocks as f64 * (dims.block_size as f64).powi(3);
         let want_gpu = match options.backend {
-            Backend::Cuda => {
-                if let Some(feature) = options.cpu_only_feature() {
-                    return Err(not_on_cuda(feature));
-                }
-                true
-            }
+            Backend::Cuda => true,
             Backend::Cpu => false,
-            Backend::Auto => {
-                work >= AUTO_GPU_MIN_WORK
-                    && options.algorithm != Algorithm::Sequential
-                    && options.cpu_only_feature().is_none()
-            }
+            Backend::Auto => work >= AUTO_GPU_MIN_WORK && options.algorithm != Algorithm::Sequential,
         };
         if want_gpu {
             let algorithm = match options.algorithm {
                 Algorithm::Sequential => GpuAlgorithm::Sequential,
                 _ => GpuAlgorithm::NestedDissection,
             };
-            let gpu_pivots = GpuPivots {
+            let numerics = GpuNumerics {
                 threshold: pivots.threshold,
                 boost: pivots.boost,
                 diag_shift: T::from_f64(options.diag_shift),
             };
-            match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs, algorithm, gpu_pivots) {
+            match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs, algorithm, numerics) {
                 Ok(e) => return Ok(Self::with_engine(dims, options, Engine::Cuda(Box::new(e)))),
                 Err(e) if options.backend == Backend::Cuda => return Err(e),
                 Err(_) => {} // Auto: fall back to the CPU.

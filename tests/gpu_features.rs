@@ -17,38 +17,13 @@ fn bits<H: HalfFloat>(v: &[H]) -> Vec<u16> {
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u16, v.len()) }.to_vec()
 }
 
-fn gpu_or_skip(test: &str) -> bool {
-    let probe =
-        Plan::<f64>::new(Dims::new(1, 2, 2).unwrap(), PlanOptions { backend: Backend::Cuda, ..Default::default() });
-    match probe {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("BTCHOL_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("BTCHOL_REQUIRE_GPU=1 but the CUDA backend is unusable: {e}");
-            }
-            eprintln!("SKIPPED {test}: no usable GPU ({e})");
-            false
-        }
-    }
+/// The GPU's per-item sequential algorithm against the CPU's, up to rounding.
+fn check_sequential<T: Scalar>(nb: usize, n: usize, batch: usize, nrhs: usize, layout: Layout) {
+    check_gpu_against_cpu::<T>(gpu_seq(), Algorithm::Sequential, (nb, n, batch, nrhs), layout, 77);
 }
 
 fn gpu_seq() -> PlanOptions {
     PlanOptions { backend: Backend::Cuda, algorithm: Algorithm::Sequential, ..Default::default() }
-}
-
-fn check_sequential<T: Scalar>(nb: usize, n: usize, batch: usize, nrhs: usize, layout: Layout) {
-    let dims = Dims::new(batch, nb, n).unwrap();
-    let seed = seed_from(&[nb, n, batch, nrhs, layout as usize, 77]);
-    let gpu = solve_random::<T>(seed, dims, nrhs, layout, gpu_seq());
-    let be = gpu.backward_error();
-    assert!(be < tolerance::<T>(n), "GPU seq {:?} backward error {be:e} N={nb} n={n} B={batch} m={nrhs}", T::DTYPE);
-    // The same algorithm on the CPU: equal up to rounding.
-    let cpu_opts =
-        PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::Sequential, threads: 2, ..Default::default() };
-    let cpu = solve_random::<T>(seed, dims, nrhs, layout, cpu_opts);
-    let scale = cpu.x.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
-    let diff = gpu.x.iter().zip(&cpu.x).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
-    assert!(diff <= 1e3 * n as f64 * T::EPSILON * scale.max(1.0), "GPU and CPU seq differ by {diff:e} (N={nb} n={n})");
 }
 
 #[test]

@@ -204,7 +204,7 @@ enum Sequence {
 /// Numerical options as the kernels take them: pivot policy (PlanOptions::pivot_threshold /
 /// pivot_boost) and static diagonal shift (PlanOptions::diag_shift).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GpuPivots<T> {
+pub struct GpuNumerics<T> {
     pub threshold: T,
     pub boost: T,
     pub diag_shift: T,
@@ -224,9 +224,7 @@ pub struct CudaEngine<T: Scalar> {
     k: Kernels,
     small: Option<SmallPath<T>>,
     seq: Option<SeqPath>,
-    pivots: GpuPivots<T>,
-    /// PlanOptions::diag_shift, added to the diagonal as blocks are converted.
-    diag_shift: T,
+    numerics: GpuNumerics<T>,
     /// Boosted pivots per item (device; zeroed per factor when boosting is on) and host copy.
     boosted: DeviceBuffer<u32>,
     host_boosted: PinnedBuffer<u32>,
@@ -259,7 +257,7 @@ impl<T: Scalar> CudaEngine<T> {
         schedule: Schedule,
         max_nrhs: usize,
         algorithm: GpuAlgorithm,
-        pivots: GpuPivots<T>,
+        numerics: GpuNumerics<T>,
     ) -> Result<Self> {
         let n = dims.block_size;
         if n > MAX_CUDA_BLOCK_SIZE {
@@ -274,8 +272,8 @@ impl<T: Scalar> CudaEngine<T> {
             )));
         }
         let dev = Device::open()?;
-        let spec =
-            KernelSpec::for_block_size(T::DTYPE, n, dev.smem_optin.min(200 * 1024)).with_boost(pivots.boost > T::ZERO);
+        let spec = KernelSpec::for_block_size(T::DTYPE, n, dev.smem_optin.min(200 * 1024))
+            .with_boost(numerics.boost > T::ZERO);
         let cubin = jit::load_or_compile(&spec, dev.arch)?;
         dev.bind()?;
         let module =
@@ -413,8 +411,7 @@ impl<T: Scalar> CudaEngine<T> {
             k,
             small,
             seq,
-            pivots,
-            diag_shift: pivots.diag_shift,
+            numerics,
             dims,
             levels,
             n_slots,
@@ -496,7 +493,7 @@ impl<T: Scalar> CudaEngine<T> {
 
     /// Whether the factor kernels may boost pivots (then counts are kept per item).
     fn boosting(&self) -> bool {
-        self.pivots.boost > T::ZERO
+        self.numerics.boost > T::ZERO
     }
 
     /// Copies a batch mask to the device buffer the masked sequences read (ordered on the stream).
@@ -560,7 +557,7 @@ impl<T: Scalar> CudaEngine<T> {
         let (lower, full) = (1i32, 0i32);
         let (keys_d, keys_e) = (self.nonfinite.ptr, self.nonfinite.ptr + 8 * d.batch as u64);
         let convert = &self.k.convert_blocks[format as usize];
-        let (shift, no_shift) = (self.diag_shift, T::ZERO);
+        let (shift, no_shift) = (self.numerics.diag_shift, T::ZERO);
         let mut a = args![diag, dst_d, n, nb, item_d, row_major, no_flags, lower, mask_ptr, shift, keys_d];
         self.launch(convert, d.batch * d.n_blocks, 0, &mut a)?;
         if nsub > 0 {
@@ -588,7 +585,7 @@ impl<T: Scalar> CudaEngine<T> {
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
         let (diag, slots, fail, lr) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.levels[l]);
-        let (thr, boost, boosted) = (self.pivots.threshold, self.pivots.boost, self.boosted.ptr);
+        let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
         let level = l as i32;
         if let Some(sp) = &self.small {
             let (first, count) = sp.levels[l];
@@ -616,7 +613,7 @@ impl<T: Scalar> CudaEngine<T> {
             let (n, nb, item_d, item_s) =
                 (d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
             let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
-            let (thr, boost, boosted) = (self.pivots.threshold, self.pivots.boost, self.boosted.ptr);
+            let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
             let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
             let smem = self.spec.seq_factor_smem_bytes();
             return unsafe { self.launch_with(&sq.factor, d.batch, SEQ_THREADS, smem, &mut a) };
@@ -624,19 +621,23 @@ impl<T: Scalar> CudaEngine<T> {
         (0..self.levels.len()).try_for_each(|l| self.enqueue_factor_level(l))
     }
 
-    /// Reads the per-item failure keys (and boosted-pivot counts) back, one synchronisation.
-    fn read_status(&mut self, status: &mut [ItemStatus], boosted: &mut [u32]) -> Result<()> {
+    /// Reads the per-item failure keys (and boosted-pivot counts) back, one synchronisation;
+    /// with `mask`, only the selected items' (the others' keys on the device are their saved ones,
+    /// which for an item never factored mean nothing).
+    fn read_status(&mut self, status: &mut [ItemStatus], boosted: &mut [u32], mask: Option<&[bool]>) -> Result<()> {
         if self.boosting() {
             let b = self.dims.batch;
             unsafe { result::memcpy_dtoh_async(&mut self.host_boosted[..b], self.boosted.ptr, self.stream.raw) }
                 .map_err(|e| cuda_err("reading boosted-pivot counts", e))?;
         }
         self.read_keys("fail")?;
-        if self.boosting() {
-            boosted[..self.dims.batch].copy_from_slice(&self.host_boosted[..self.dims.batch]);
-        }
-        for (st, &k) in status.iter_mut().zip(&self.host_keys[..self.dims.batch]) {
-            *st = if k == NO_FAILURE {
+        let selected = |item: usize| mask.map_or(true, |m| m[item]);
+        for item in (0..self.dims.batch).filter(|&b| selected(b)) {
+            if self.boosting() {
+                boosted[item] = self.host_boosted[item];
+            }
+            let k = self.host_keys[item];
+            status[item] = if k == NO_FAILURE {
                 ItemStatus::Factored
             } else {
                 ItemStatus::NotPositiveDefinite {
@@ -653,7 +654,7 @@ impl<T: Scalar> CudaEngine<T> {
     pub fn factor(&mut self, status: &mut [ItemStatus], boosted: &mut [u32]) -> Result<()> {
         self.dev.bind()?;
         self.run(Sequence::Factor)?;
-        self.read_status(status, boosted)
+        self.read_status(status, boosted, None)
     }
 
     /// Factors the items `mask` selects; the others keep their factor, status and counts (the
@@ -662,15 +663,7 @@ impl<T: Scalar> CudaEngine<T> {
         self.dev.bind()?;
         self.set_mask(mask)?;
         self.run(Sequence::FactorMasked)?;
-        let (mut all, mut counts) = (status.to_vec(), boosted.to_vec());
-        self.read_status(&mut all, &mut counts)?;
-        for (k, &m) in mask.iter().enumerate() {
-            if m {
-                status[k] = all[k];
-                boosted[k] = counts[k];
-            }
-        }
-        Ok(())
+        self.read_status(status, boosted, Some(mask))
     }
 
     /// Factor and solve in one launch sequence with one synchronisation: the forward substitution
@@ -694,7 +687,7 @@ impl<T: Scalar> CudaEngine<T> {
         let x = self.solution_ptr();
         unsafe { result::memcpy_dtoh_async(&mut self.host_rhs[..used], x, self.stream.raw) }
             .map_err(|e| cuda_err("copying x", e))?;
-        self.read_status(status, boosted)?;
+        self.read_status(status, boosted, None)?;
         self.unpack_host(status, shape, data, 0, shape.nrhs, None);
         Ok(())
     }
@@ -852,7 +845,7 @@ impl<T: Scalar> CudaEngine<T> {
     fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize, mask: Option<&[bool]>) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
         let per_item = rows * m;
-        for b in (0..self.dims.batch).filter(|&b| mask.is_none_or(|mk| mk[b])) {
+        for b in (0..self.dims.batch).filter(|&b| mask.map_or(true, |mk| mk[b])) {
             for c in 0..m {
                 for r in 0..rows {
                     self.host_rhs[b * per_item + c * rows + r] = data[b * shape.item_stride + r * rs + (c0 + c) * cs];
@@ -873,7 +866,7 @@ impl<T: Scalar> CudaEngine<T> {
     ) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
         let per_item = rows * m;
-        let wanted = |b: usize| status[b] == ItemStatus::Factored && mask.is_none_or(|mk| mk[b]);
+        let wanted = |b: usize| status[b] == ItemStatus::Factored && mask.map_or(true, |mk| mk[b]);
         for b in (0..self.dims.batch).filter(|&b| wanted(b)) {
             for c in 0..m {
                 for r in 0..rows {

@@ -231,7 +231,6 @@ fn compile_source(source: &str, opts: &[String], what: &str, arch: (i32, i32)) -
 /// The mixed-precision refinement kernels (kernels/refine.cu): one module per architecture,
 /// independent of the block size and working precision (they are written for f64 and f32).
 pub const REFINE_SOURCE: &str = include_str!("../../kernels/refine.cu");
-pub const REFINE_KERNEL_NAMES: [&str; 3] = ["btchol_refine_residual", "btchol_refine_round", "btchol_refine_update"];
 
 fn refine_options(arch: (i32, i32)) -> Vec<String> {
     vec![format!("--gpu-architecture=sm_{}{}", arch.0, arch.1), "--std=c++17".into()]

@@ -17,5 +17,5 @@ pub mod jit;
 pub mod refine;
 pub mod runtime;
 
-pub use engine::{CudaEngine, GpuAlgorithm, GpuPivots, SourceFormat};
+pub use engine::{CudaEngine, GpuAlgorithm, GpuNumerics, SourceFormat};
 pub use runtime::cuda_available;

@@ -38,6 +38,8 @@ pub struct DeviceRefiner {
     d: DeviceBuffer<f32>,
     rmax: DeviceBuffer<u64>,
     xmax: DeviceBuffer<u64>,
+    /// Host copy of both maxima (bits), sized with the vectors, so steps do not allocate.
+    host_maxima: Vec<u64>,
 }
 
 macro_rules! args {
@@ -70,6 +72,7 @@ impl DeviceRefiner {
             d: DeviceBuffer::zeroed(&dev, 0, "refinement correction")?,
             rmax: DeviceBuffer::zeroed(&dev, 0, "refinement maxima")?,
             xmax: DeviceBuffer::zeroed(&dev, 0, "refinement maxima")?,
+            host_maxima: Vec::new(),
             _module: module,
             dev,
             dims,
@@ -108,6 +111,7 @@ impl DeviceRefiner {
             self.d = DeviceBuffer::zeroed(dev, len, "refinement correction")?;
             self.rmax = DeviceBuffer::zeroed(dev, self.dims.batch * m, "refinement maxima")?;
             self.xmax = DeviceBuffer::zeroed(dev, self.dims.batch * m, "refinement maxima")?;
+            self.host_maxima = vec![0; 2 * self.dims.batch * m];
             self.capacity = m;
         }
         unsafe {
@@ -164,7 +168,7 @@ impl DeviceRefiner {
     /// Per (item, column): max |r| and max |x| of the last residual (one synchronisation).
     pub fn read_maxima(&mut self, m: usize, rmax: &mut [f64], xmax: &mut [f64]) -> Result<()> {
         let k = self.dims.batch * m;
-        let mut bits = vec![0u64; 2 * k];
+        let bits = &mut self.host_maxima[..2 * k];
         unsafe {
             result::memcpy_dtoh_async(&mut bits[..k], self.rmax.ptr, self.stream.raw)
                 .and_then(|_| result::memcpy_dtoh_async(&mut bits[k..], self.xmax.ptr, self.stream.raw))

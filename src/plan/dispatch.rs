@@ -538,9 +538,7 @@ pub(crate) fn candidates(options: &PlanOptions, gpu_usable: bool) -> Vec<Target>
         .into_iter()
         .filter(|t| options.backend == Backend::Auto || options.backend == t.backend())
         .filter(|t| options.algorithm == Algorithm::Auto || options.algorithm == t.algorithm())
-        .filter(|t| {
-            !t.is_gpu() || (options.cpu_only_feature().is_none() && (gpu_usable || options.backend == Backend::Cuda))
-        })
+        .filter(|t| !t.is_gpu() || gpu_usable || options.backend == Backend::Cuda)
         .collect()
 }
 

@@ -72,3 +72,49 @@ pub fn backend_options(alg: Algorithm, threads: usize, n: usize) -> PlanOptions 
     };
     PlanOptions { backend, algorithm, threads, ..Default::default() }
 }
+
+/// Whether a CUDA plan can be created; else says the test is skipped, or panics when
+/// BTCHOL_REQUIRE_GPU=1 (the GPU check script sets it, so a GPU test cannot skip silently there).
+pub fn gpu_or_skip(test: &str) -> bool {
+    let probe =
+        Plan::<f64>::new(Dims::new(1, 2, 2).unwrap(), PlanOptions { backend: Backend::Cuda, ..Default::default() });
+    match probe {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("BTCHOL_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("BTCHOL_REQUIRE_GPU=1 but the CUDA backend is unusable: {e}");
+            }
+            eprintln!("SKIPPED {test}: no usable GPU ({e})");
+            false
+        }
+    }
+}
+
+/// Solves one random problem with the GPU options `gpu` and the CPU's `cpu_algorithm`: the GPU
+/// answer has a small backward error and equals the CPU's (same algorithm) up to rounding.
+pub fn check_gpu_against_cpu<T: Scalar>(
+    gpu: PlanOptions,
+    cpu_algorithm: Algorithm,
+    (nb, n, batch, nrhs): (usize, usize, usize, usize),
+    layout: Layout,
+    salt: usize,
+) {
+    let dims = Dims::new(batch, nb, n).unwrap();
+    let seed = seed_from(&[nb, n, batch, nrhs, layout as usize, salt]);
+    let g = solve_random::<T>(seed, dims, nrhs, layout, gpu);
+    let be = g.backward_error();
+    assert!(
+        be < tolerance::<T>(n),
+        "GPU {:?} {:?} backward error {be:e} for N={nb} n={n} batch={batch} m={nrhs} {layout:?} seed={seed}",
+        gpu.algorithm,
+        T::DTYPE
+    );
+    let cpu_opts = PlanOptions { backend: Backend::Cpu, algorithm: cpu_algorithm, threads: 2, ..Default::default() };
+    let c = solve_random::<T>(seed, dims, nrhs, layout, cpu_opts);
+    let scale = c.x.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+    let diff = g.x.iter().zip(&c.x).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
+    assert!(
+        diff <= 1e3 * n as f64 * T::EPSILON * scale.max(1.0),
+        "GPU and CPU {cpu_algorithm:?} differ by {diff:e} (N={nb} n={n})"
+    );
+}
