@@ -19,16 +19,14 @@ __device__ __forceinline__ void stage_block(real* dst, const real* src, int sld,
 }
 
 // Factor: for i = 0..N−1: D_i ← D_i − X_{i−1}·X_{i−1}ᵀ, D̂_i ← chol(D_i), X_i ← E_i·D̂_i⁻ᵀ.
-// Dynamic shared memory: seq_factor_smem_bytes (engine.rs): D and E double-buffered, L, X.
+// Dynamic shared memory: seq_factor_smem_bytes (jit.rs): D and E double-buffered, X.
 extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_small(
     real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots, unsigned long long* fail,
     real piv_thr, real piv_boost, unsigned* boosted) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sD = reinterpret_cast<real*>(smem_raw);  // [2][BS] D_i, D_{i+1}
     real* sE = sD + 2 * BS;                         // [2][BS] E_i, E_{i+1}
-    real* sL = sE + 2 * BS;                         // D̂_i (identity padding)
-    real* sX = sL + BS;                             // X_{i−1}, row-major rows of the previous step
-    real* s_invd = sX + BS;                         // [LD] 1 / diag(D̂_i)
+    real* sX = sE + 2 * BS;                         // X_{i−1}, column-major
     const int item = blockIdx.x, lane = threadIdx.x;
     if (fail[item] != NO_FAILURE) return;  // masked out
     real* D = diag + item * item_diag;
@@ -36,9 +34,9 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
     stage_block(sD, D, LD, lane);
     if (n_blocks > 1) stage_block(sE, S, LD, lane);
     commit_async();
-    real x[LD];  // this lane's row of X_{i−1}, then of X_i
+    real x[1][LD];  // this lane's row of X_{i−1}, then of X_i
 #pragma unroll
-    for (int k = 0; k < LD; ++k) x[k] = real(0);
+    for (int k = 0; k < LD; ++k) x[0][k] = real(0);
     int nboost = 0;
     for (int i = 0; i < n_blocks; ++i) {
         const int cur = i & 1;
@@ -56,30 +54,28 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
         if (i > 0) {
             // a[k] −= Σ_q X[lane][q]·X[k][q] (sX holds X column-major: X[k][q] at k + q·LD).
 #pragma unroll
-            for (int q = 0; q < LD; ++q) axpy_tail(a, x[q], sX + q * LD, 0);
+            for (int q = 0; q < LD; ++q) axpy_tail(a, x[0][q], sX + q * LD, 0);
         }
-        const int f = potrf_warp(a, s_invd, lane, piv_thr, piv_boost, nboost);
+        // X_i ← E_i·D̂_i⁻ᵀ rides along the Cholesky of D_i (zero rows after the last block).
+        const real* Ei = sE + cur * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
+        const int f = potrf_panel_warp<1>(a, x, lane, piv_thr, piv_boost, nboost);
         if (f >= 0) {
             if (lane == 0) atomicMin(&fail[item], fail_key(0, i, f));
             break;
         }
         real* Dg = D + i * BS;
 #pragma unroll
-        for (int k = 0; k < LD; ++k) {
+        for (int k = 0; k < LD; ++k)
             if (lane < n && k <= lane) Dg[lane + k * LD] = a[k];
-            if (lane < LD) sL[lane + k * LD] = k <= lane ? a[k] : real(0);
-        }
-        __syncwarp();
+        __syncwarp();  // every lane has read X_{i−1} from sX
         if (i + 1 < n_blocks) {
-            const real* Ei = sE + cur * BS;
-#pragma unroll
-            for (int k = 0; k < LD; ++k) x[k] = lane < LD ? Ei[lane + k * LD] : real(0);
-            trsm_row(x, sL, s_invd);
             real* Xg = S + i * BS;
 #pragma unroll
             for (int k = 0; k < LD; ++k) {
-                if (lane < LD) Xg[lane + k * LD] = x[k];
-                if (lane < LD) sX[lane + k * LD] = x[k];
+                if (lane < LD) Xg[lane + k * LD] = x[0][k];
+                if (lane < LD) sX[lane + k * LD] = x[0][k];
             }
         }
         __syncwarp();

@@ -2,8 +2,9 @@
 // registers, no global-memory round trips inside a level.
 //
 // One CTA per *Schur update* of the level (survivor a and its one or two eliminated neighbours):
-// each of its two 128-thread groups eliminates one neighbour (potrf by the group's four warps, trsm
-// of the couplings one row per thread), then the whole CTA updates D_a and writes the fill. A
+// each of its two 128-thread groups eliminates one neighbour (potrf and trsm of its couplings in
+// registers, one warp per coupling: potrf_panel_warp), then the whole CTA updates D_a and writes
+// the fill, after one CTA barrier. A
 // neighbour shared by two updates is eliminated by both CTAs (it costs parallel threads, not
 // time) and written by its owner only, so a level needs no second launch and no grid-wide
 // synchronisation. Inputs (diag, slots, y) are read-only within a level except for the blocks a
@@ -64,22 +65,42 @@ __device__ __forceinline__ void load_diag_rows(real (&a)[LD], const real* D, int
     for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? D[lane + k * LD] : real(lane == k ? 1 : 0);
 }
 
-// Register Cholesky in one warp: lane i holds row i; on return a[k] = L_ik for k ≤ i and
-// invd[j] = 1/L_jj (written to shared memory by lane 0). Returns the first failing column or −1.
-// Pivot policy `thr`, `boost` (common.cuh); boosted pivots are added to `nboost` (warp-uniform).
-__device__ __forceinline__ int potrf_warp(real (&a)[LD], real* invd, int lane, real thr, real boost, int& nboost) {
+// Register Cholesky of a diagonal block with the rows of NX coupling blocks carried along, in one
+// warp (right-looking, the blocked "tall panel" [D; C] of the paper's potrf → trsm pair): lane i
+// holds row i of D in a[] and row i of each coupling C in x[c][]. On return a[k] = L_ik for k ≤ i
+// and x[c] = rows of C·L⁻ᵀ. Each step broadcasts column j of L once and both the trailing update
+// and the coupling rows use it, so the trsm is FMAs beside the pivot chain instead of a second
+// sweep. The next pivot is formed by every lane from the broadcast (d ← a_jj − l_j,j−1²), which
+// keeps one shuffle, not two, on the chain. Returns the first failing column or −1 (warp-uniform);
+// pivot policy `thr`, `boost` (common.cuh), boosted pivots added to `nboost` (warp-uniform).
+// Rows of D beyond n are identity padding, rows of C beyond n zero.
+template <int NX>
+__device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD], int lane, real thr, real boost,
+                                                int& nboost) {
+    real d = __shfl_sync(FULL_MASK, a[0], 0);
 #pragma unroll
     for (int j = 0; j < LD; ++j) {
         bool boosted;
-        const real d = policy_pivot(__shfl_sync(FULL_MASK, a[j], j), thr, boost, boosted);
+        const real p = policy_pivot(d, thr, boost, boosted);
         nboost += boosted;
-        if (!(d > real(0)) || !isfinite(d)) return j;  // warp-uniform
-        const real inv = rsqrt(d);
+        // (An early exit measured faster than running on branch-free: 95 vs 105 µs, n=32 N=64.)
+        if (!(p > real(0)) || !isfinite(p)) return j;  // warp-uniform
+        const real inv = rsqrt(p);
         const real l = a[j] * inv;
-        if (lane == 0) invd[j] = inv;
-        a[j] = lane == j ? d * inv : l;
+        a[j] = lane == j ? p * inv : l;
+        real xj[NX];
 #pragma unroll
-        for (int k = j + 1; k < LD; ++k) a[k] -= l * __shfl_sync(FULL_MASK, l, k);
+        for (int c = 0; c < NX; ++c) xj[c] = x[c][j] *= inv;
+#pragma unroll
+        for (int k = j + 1; k < LD; ++k) {
+            const real lk = __shfl_sync(FULL_MASK, l, k);
+            // The next pivot: a_{j+1,j+1} before this update (its shuffle does not wait on the
+            // square root) minus l², the same FMA lane j+1 does, bit for bit.
+            if (k == j + 1) d = fma(-lk, lk, __shfl_sync(FULL_MASK, a[k], k));
+            a[k] = fma(-l, lk, a[k]);
+#pragma unroll
+            for (int c = 0; c < NX; ++c) x[c][k] = fma(-xj[c], lk, x[c][k]);
+        }
     }
     return -1;
 }
@@ -160,24 +181,106 @@ __device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const rea
     }
 }
 
+// The eliminations of a level CTA by register panels (narrow levels: latency): warp 2g + c of
+// warps 0..3 (one per SM sub-partition) factors D_e of elimination g with its coupling c carried
+// along (potrf_panel_warp); with two couplings both warps factor D_e, redundantly, so neither
+// waits for the other's column of L. Writes the owned factor and couplings, the solved couplings
+// to sX[2g + c], and s_fail[g], s_boost[g] (read after the next __syncthreads).
+__device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_base, const real* slot_base,
+                                                 real* fact_base, real* xslot_base, real* sX, int* s_fail,
+                                                 int* s_boost, int n, real thr, real boost) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = warp >> 1, c = warp & 1;
+    const int* e = r + 2 + 8 * g;
+    if (threadIdx.x < 2 && threadIdx.x >= r[1]) s_fail[threadIdx.x] = -1, s_boost[threadIdx.x] = 0;
+    if (warp >= 4 || g >= r[1]) return;
+    const int n_cpl = e[E_NCPL];
+    const bool has_x = c < n_cpl;
+    if (!has_x && c > 0) return;
+    real d[LD], x[1][LD];
+    load_diag_rows(d, diag_base + e[E_BLOCK] * BS, n, lane);
+    const real* X = slot_base + (has_x ? e[E_SLOT + c] : 0) * BS;
+#pragma unroll
+    for (int k = 0; k < LD; ++k) x[0][k] = (has_x && lane < LD) ? X[lane + k * LD] : real(0);
+    int nboost = 0;
+    const int f = potrf_panel_warp<1>(d, x, lane, thr, boost, nboost);
+    if (c == 0 && lane == 0) s_fail[g] = f, s_boost[g] = nboost;
+    if (f >= 0) return;
+    if (c == 0 && e[E_OWNED]) {
+        real* out = fact_base + e[E_BLOCK] * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k)
+            if (k <= lane && lane < n && k < n) out[lane + k * LD] = d[k];
+    }
+    if (has_x && lane < LD) {
+        real* out = xslot_base + e[E_SLOT + c] * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) {
+            sX[(2 * g + c) * BS + lane + k * LD] = x[0][k];
+            if (e[E_OWNED]) out[lane + k * LD] = x[0][k];
+        }
+    }
+}
+
+#if LD >= 8
+// The same by 128-thread groups (wide levels: throughput): group g factors D_e with its four warps
+// (potrf_group, into sL[g]), then solves the couplings one row per thread (trsm_row). Fewer
+// registers and no redundant factorization, so more CTAs share an SM. All threads call it (its
+// barriers are the CTA's).
+__device__ __forceinline__ void eliminate_groups(const int* r, const real* diag_base, const real* slot_base,
+                                                 real* fact_base, real* xslot_base, real* sX, real* sL,
+                                                 real (*s_invd)[LD], int* s_fail, int* s_boost, int n, real thr,
+                                                 real boost) {
+    const int tid = threadIdx.x, g = tid >> 7, t = tid & 127, lane = tid & 31;
+    const int* e = r + 2 + 8 * g;
+    const bool active = g < r[1];
+    real x[LD];
+    const int n_cpl = active ? e[E_NCPL] : 0, c = t / LD, row = t % LD;
+    const bool trsm_thread = t < n_cpl * LD;
+    if (trsm_thread) {
+        const real* X = slot_base + e[E_SLOT + c] * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) x[k] = X[row + k * LD];
+    }
+    potrf_group(active, diag_base + (active ? e[E_BLOCK] : 0) * BS, n, sL + g * BS, s_invd[g], &s_fail[g], t >> 5,
+                lane, thr, boost, &s_boost[g]);
+    __syncthreads();
+    if (s_fail[0] >= 0 || s_fail[1] >= 0) return;
+    if (active && e[E_OWNED]) {
+        real* out = fact_base + e[E_BLOCK] * BS;
+        for (int idx = t; idx < LD * LD; idx += 128) {
+            const int i = idx % LD, k = idx / LD;
+            if (i >= k && i < n && k < n) out[idx] = sL[g * BS + idx];
+        }
+    }
+    if (trsm_thread) {
+        trsm_row(x, sL + g * BS, s_invd[g]);
+        real* out = xslot_base + e[E_SLOT + c] * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) {
+            sX[(2 * g + c) * BS + row + k * LD] = x[k];
+            if (e[E_OWNED]) out[row + k * LD] = x[k];
+        }
+    }
+}
+#endif
+
 // Factorization of one level: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ, fill Ψ_{r,c} ← −X_r·X_cᵀ,
-// D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ.
-extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
-    real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n,
-    long long item_diag, long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost,
-    unsigned* boosted) {
+// D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ. WIDE picks the eliminations' kernel: eliminate_groups for levels
+// with CTAs enough to fill the device, eliminate_panels for the narrow levels (engine.rs decides).
+// Dynamic shared memory: small_factor_smem_bytes (jit.rs): sX [2][2][BS], then sL [2][BS].
+template <bool WIDE>
+__device__ __forceinline__ void factor_level_small(real* diag, real* slots, real* fact, real* xslots, const int* recs,
+                                                   int n_work, int n, long long item_diag, long long item_slots,
+                                                   unsigned long long* fail, int level, real piv_thr, real piv_boost,
+                                                   unsigned* boosted) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* sL = reinterpret_cast<real*>(smem_raw);  // [2][BS] factors
-    real* sX = sL + 2 * BS;                         // [2][2][BS] solved couplings
-    __shared__ real s_invd[2][LD];
+    real* sX = reinterpret_cast<real*>(smem_raw);  // [2][2][BS] solved couplings
     __shared__ int s_fail[2], s_boost[2];
     const int* r = recs + LREC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (skip_item(fail[item], level)) return;
-    const int tid = threadIdx.x, g = tid >> 7, t = tid & 127, lane = tid & 31;
+    const int tid = threadIdx.x;
     const int a = r[0], n_elim = r[1];
-    const int* e = r + 2 + 8 * g;
-    const bool active = g < n_elim;
     real* item_diag_base = diag + item * item_diag;
     // Fills go to slots of the next level, which no CTA of this level reads.
     const real* item_slot_base = slots + item * item_slots;
@@ -195,35 +298,17 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
                     da[u][p][q] = tt < TILES ? item_diag_base[a * BS + i0 + p + (j0 + q) * LD] : real(0);
         }
     }
-    // Rows of the couplings, one per thread (threads 0 .. 2·LD−1 of the group).
-    real x[LD];
-    const int n_cpl = active ? e[E_NCPL] : 0, c = t / LD, row = t % LD;
-    const bool trsm_thread = t < n_cpl * LD;
-    if (trsm_thread) {
-        const real* X = item_slot_base + e[E_SLOT + c] * BS;
-#pragma unroll
-        for (int k = 0; k < LD; ++k) x[k] = X[row + k * LD];
-    }
-    // Each group factors its block: with its four warps, or for tiny LD with one.
+    real* fact_base = fact + item * item_diag;
+    real* xslot_base = xslots + item * item_slots;
 #if LD >= 8
-    potrf_group(active, item_diag_base + (active ? e[E_BLOCK] : 0) * BS, n, sL + g * BS, s_invd[g], &s_fail[g], t >> 5,
-                lane, piv_thr, piv_boost, &s_boost[g]);
-#else
-    if (!active) {
-        if (t == 0) s_fail[g] = -1, s_boost[g] = 0;
-    } else {
-        if ((t >> 5) == 0) {
-            real ar[LD];
-            load_diag_rows(ar, item_diag_base + e[E_BLOCK] * BS, n, lane);
-            int nboost = 0;
-            const int f = potrf_warp(ar, s_invd[g], lane, piv_thr, piv_boost, nboost);
-#pragma unroll
-            for (int k = 0; k < LD; ++k)
-                if (f < 0 && k <= lane && lane < LD) sL[g * BS + lane + k * LD] = ar[k];
-            if (lane == 0) s_fail[g] = f, s_boost[g] = nboost;
-        }
-    }
+    if (WIDE) {
+        __shared__ real s_invd[2][LD];
+        eliminate_groups(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, sX + 4 * BS, s_invd, s_fail,
+                         s_boost, n, piv_thr, piv_boost);
+    } else
 #endif
+        eliminate_panels(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, s_fail, s_boost, n, piv_thr,
+                         piv_boost);
     __syncthreads();
     // Boosted pivots count once, in the CTA that owns the elimination.
     if (tid < 2 && tid < n_elim && r[2 + 8 * tid + E_OWNED] && s_boost[tid] > 0)
@@ -232,23 +317,6 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
         if (tid < 2 && s_fail[tid] >= 0) atomicMin(&fail[item], fail_key(level, r[2 + 8 * tid + E_BLOCK], s_fail[tid]));
         return;
     }
-    if (active && e[E_OWNED]) {
-        real* out = fact + item * item_diag + e[E_BLOCK] * BS;
-        for (int idx = t; idx < LD * LD; idx += 128) {
-            const int i = idx % LD, k = idx / LD;
-            if (i >= k && i < n && k < n) out[idx] = sL[g * BS + idx];
-        }
-    }
-    if (trsm_thread) {
-        trsm_row(x, sL + g * BS, s_invd[g]);
-        real* out = xslots + item * item_slots + e[E_SLOT + c] * BS;
-#pragma unroll
-        for (int k = 0; k < LD; ++k) {
-            sX[(2 * g + c) * BS + row + k * LD] = x[k];
-            if (e[E_OWNED]) out[row + k * LD] = x[k];
-        }
-    }
-    __syncthreads();
     // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
     if (a >= 0) {
 #pragma unroll
@@ -284,6 +352,19 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
                 for (int q = 0; q < TILE; ++q) F[i0 + p + (j0 + q) * LD] = -acc[p][q];
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
+    real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n, long long item_diag,
+    long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
+    factor_level_small<false>(diag, slots, fact, xslots, recs, n_work, n, item_diag, item_slots, fail, level, piv_thr,
+                              piv_boost, boosted);
+}
+extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small_wide(
+    real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n, long long item_diag,
+    long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
+    factor_level_small<true>(diag, slots, fact, xslots, recs, n_work, n, item_diag, item_slots, fail, level, piv_thr,
+                             piv_boost, boosted);
 }
 
 // Forward substitution of one level, same CTA records as the factorization:

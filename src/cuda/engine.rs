@@ -16,7 +16,7 @@ use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
 use crate::plan::ItemStatus;
-use crate::scalar::Scalar;
+use crate::scalar::{DType, Scalar};
 use crate::schedule::Schedule;
 
 const NO_FAILURE: u64 = u64::MAX;
@@ -170,7 +170,12 @@ macro_rules! args {
 /// their own (factors, solved couplings, forward solution) so that a level never overwrites what
 /// another CTA of the same level still reads (see kernels/small.cu).
 struct SmallPath<T> {
+    /// Narrow levels (fewer CTAs than `wide_min_ctas`): register panels, latency first.
     factor_level: CudaFunction,
+    /// Wide levels: 128-thread groups per elimination, throughput first.
+    factor_level_wide: CudaFunction,
+    /// CTAs from which a level counts as wide.
+    wide_min_ctas: usize,
     forward_level: CudaFunction,
     backward_level: CudaFunction,
     recs: DeviceBuffer<i32>,
@@ -178,6 +183,20 @@ struct SmallPath<T> {
     fact: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
+}
+
+/// CTAs from which a factor level uses the wide kernel (groups of 128 threads per elimination)
+/// instead of register panels. Measured on the H100 (n = 8..32, N = 64..16384, 2026-11-23): in f32
+/// the panels win at every width (n = 32, N = 16384: 718 vs 890 µs); in f64 with blocks above 16
+/// the panels' redundant factorization and 180 registers never pay (N = 1024: 205 vs 179 µs); in
+/// f64 up to 16 the panels win until the level fills the device about four times over (n = 16,
+/// N = 1024: 80 vs 95 µs; N = 16384: 405 µs with wide levels from 4 × SMs, 450 with panels only).
+fn wide_level_min_ctas(dtype: DType, ld: usize, sm_count: usize) -> usize {
+    match dtype {
+        DType::F32 => usize::MAX,
+        DType::F64 if ld > 16 => 0,
+        DType::F64 => 4 * sm_count,
+    }
 }
 
 /// The per-item sequential path (kernels/sequential.cu): one launch factors, one solves.
@@ -352,17 +371,23 @@ impl<T: Scalar> CudaEngine<T> {
             let recs = DeviceBuffer::<i32>::zeroed(&dev, cta_recs.len(), "schedule records")?;
             unsafe { result::memcpy_htod_sync(recs.ptr, &cta_recs) }
                 .map_err(|e| cuda_err("uploading the schedule", e))?;
-            let factor_level = f("btchol_factor_level_small")?;
-            unsafe {
-                result::function::set_function_attribute(
-                    factor_level.cu_function(),
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    spec.small_factor_smem_bytes() as i32,
-                )
+            let (factor_level, factor_level_wide) =
+                (f("btchol_factor_level_small")?, f("btchol_factor_level_small_wide")?);
+            for func in [&factor_level, &factor_level_wide] {
+                unsafe {
+                    result::function::set_function_attribute(
+                        func.cu_function(),
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        spec.small_factor_smem_bytes() as i32,
+                    )
+                }
+                .map_err(|e| cuda_err("opting in to shared memory", e))?;
             }
-            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            let wide_min_ctas = wide_level_min_ctas(T::DTYPE, spec.ld, dev.sm_count);
             Some(SmallPath {
                 factor_level,
+                factor_level_wide,
+                wide_min_ctas,
                 forward_level: f("btchol_forward_level_small")?,
                 backward_level: f("btchol_backward_level_small")?,
                 recs,
@@ -593,7 +618,9 @@ impl<T: Scalar> CudaEngine<T> {
             let (fact, xslots) = (sp.fact.ptr, sp.xslots.ptr);
             let mut a = args![diag, slots, fact, xslots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
             let smem = self.spec.small_factor_smem_bytes();
-            return unsafe { self.launch_with(&sp.factor_level, d.batch * count, SMALL_THREADS, smem, &mut a) };
+            let ctas = d.batch * count;
+            let func = if ctas >= sp.wide_min_ctas { &sp.factor_level_wide } else { &sp.factor_level };
+            return unsafe { self.launch_with(func, ctas, SMALL_THREADS, smem, &mut a) };
         }
         let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
         let nw = lr.n_elim as i32;

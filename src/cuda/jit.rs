@@ -47,8 +47,9 @@ pub const KERNEL_NAMES: [&str; 15] = [
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 5] = [
+pub const SMALL_KERNEL_NAMES: [&str; 6] = [
     "btchol_factor_level_small",
+    "btchol_factor_level_small_wide",
     "btchol_forward_level_small",
     "btchol_backward_level_small",
     "btchol_factor_seq_small",
@@ -102,15 +103,15 @@ impl KernelSpec {
         self.ld <= 32
     }
 
-    /// Dynamic shared memory of the small-block factor kernel: two factors and four couplings.
+    /// Dynamic shared memory of the small-block factor kernels: the four solved couplings and
+    /// (wide levels) the two factors.
     pub fn small_factor_smem_bytes(&self) -> usize {
         6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
-    /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, L, X and
-    /// the reciprocal pivots.
+    /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.
     pub fn seq_factor_smem_bytes(&self) -> usize {
-        (6 * self.ld * self.ld + self.ld) * self.dtype.size_bytes()
+        5 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the forward / backward eliminate kernels: for 32 < ld ≤ 128 they

@@ -30,6 +30,8 @@ pub struct Device {
     pub arch: (i32, i32),
     /// Largest dynamic shared memory a CTA may opt in to.
     pub smem_optin: usize,
+    /// Streaming multiprocessors.
+    pub sm_count: usize,
 }
 
 impl Device {
@@ -50,7 +52,10 @@ impl Device {
             let smem_optin = ctx
                 .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
                 .map_err(|e| cuda_err("shared memory size", e))? as usize;
-            Ok(Device { ctx, name, arch, smem_optin })
+            let sm_count = ctx
+                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(|e| cuda_err("multiprocessor count", e))? as usize;
+            Ok(Device { ctx, name, arch, smem_optin, sm_count })
         })
     }
 
