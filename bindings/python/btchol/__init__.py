@@ -822,15 +822,21 @@ class Plan(_PlanBase):
             return
         _cu_stream_synchronize(s)
 
-    def upload_device(self, D, E=None) -> None:
+    def upload_device(self, D, E=None, half_format=None) -> None:
         """Like ``upload`` from GPU memory (device 0): ``D`` and ``E`` expose
         ``__cuda_array_interface__`` (CuPy, PyTorch, Numba), with the plan's dtype, the shapes of
         ``upload``, and contiguous in the plan's layout (C order for 'C', Fortran order for 'F';
         device arrays are never copied). The copy runs in order on the plan's stream; the plan
         keeps references to ``D`` and ``E`` until the next factor or synchronize. Elements are not
-        checked for NaN/Inf."""
+        checked for NaN/Inf.
+
+        16-bit blocks (both ``D`` and ``E``): float16 arrays, or with ``half_format='bf16'``
+        uint16/int16 arrays holding bfloat16 bits (``torch_tensor.view(torch.int16)``: PyTorch
+        does not export bfloat16 through ``__cuda_array_interface__``) are widened exactly to the
+        plan's dtype on the device, checked for NaN/Inf there (``btchol_plan_upload_device_half``)."""
         h = self._h()
-        arrays = []
+        fmt = _half_format_arg(half_format)
+        arrays, kinds = [], []
         for name, a, count in (("D", D, self.N), ("E", E, self.N - 1)):
             if count == 0 and a is None:
                 arrays.append(None)
@@ -838,14 +844,16 @@ class Plan(_PlanBase):
             if a is None:
                 raise ValueError(f"E is required when N > 1 (expected shape {self._block_shape(count)})")
             d = _DeviceArray(a, name)
-            if d.dtype != self.dtype:
-                raise TypeError(f"{name} has dtype {d.dtype}, but the plan's dtype is {self.dtype}")
             want = self._block_shape(count)
+            if count == 0 and d.shape == want:
+                arrays.append(None)  # N == 1: nothing to read, whatever its dtype
+                continue
+            kind = _half_kind(d, fmt, name)
+            if kind is None and d.dtype != self.dtype:
+                raise TypeError(f"{name} has dtype {d.dtype}, but the plan's dtype is {self.dtype}")
+            kinds.append((name, kind))
             if d.shape != want:
                 raise ValueError(f"{name} has shape {d.shape}, expected {want} (layout {self.layout!r})")
-            if count == 0:
-                arrays.append(None)
-                continue
             if not _is_contiguous(d.shape, d.strides, d.dtype.itemsize, self.layout):
                 order = "C" if self.layout == "C" else "Fortran"
                 raise ValueError(
@@ -855,36 +863,73 @@ class Plan(_PlanBase):
             if d.ptr % d.dtype.itemsize:
                 raise ValueError(f"{name}'s device pointer is not aligned for {d.dtype}")
             arrays.append(d)
+        if len({k for _, k in kinds}) > 1:
+            desc = ", ".join(f"{name}: {'16-bit' if k is not None else 'not 16-bit'}" for name, k in kinds)
+            raise TypeError(f"D and E must both hold 16-bit floats or both the plan's dtype ({desc})")
         for d in arrays:
             if d is not None:
                 self._consume(d)
         Dd, Ed = arrays
-        _check(_capi.plan_upload_device(h, Dd.ptr, None if Ed is None else Ed.ptr), "btchol_plan_upload_device")
+        Eptr = None if Ed is None else Ed.ptr
+        kind = kinds[0][1] if kinds else None
+        if kind is None:
+            _check(_capi.plan_upload_device(h, Dd.ptr, Eptr), "btchol_plan_upload_device")
+        else:
+            _check(_capi.plan_upload_device_half(h, kind, Dd.ptr, Eptr), "btchol_plan_upload_device_half")
         self._keep = (D, E)
 
-    def solve_device(self, b, sync: bool = True):
+    def solve_device(self, b, sync: bool = True, half_format=None, out=None):
         """Like ``solve`` for a writable device array exposing ``__cuda_array_interface__``
         (shape and strides as for ``solve``; never copied). The solve runs in order on the plan's
         stream; with ``sync=True`` (default) this waits for it, so ``b`` can be used on any
         stream afterwards; with ``sync=False`` use the plan's stream or call ``synchronize()``.
-        Returns ``b``."""
+        Returns ``b``.
+
+        16-bit right-hand sides (float16, or uint16/int16 bits with ``half_format``) are widened on
+        the device and not modified: the solution goes to ``out``, a writable device array of the
+        plan's dtype with ``b``'s shape and element strides, which is returned
+        (``btchol_plan_solve_device_half``)."""
         h = self._h()
         d = _DeviceArray(b, "b")
-        if d.dtype != self.dtype:
+        kind = _half_kind(d, _half_format_arg(half_format), "b")
+        if kind is None and d.dtype != self.dtype:
             raise TypeError(f"b has dtype {d.dtype}, but the plan's dtype is {self.dtype}")
-        if d.readonly:
+        if kind is None and out is not None:
+            raise ValueError("out is only for 16-bit right-hand sides (b itself receives the solution)")
+        if kind is None and d.readonly:
             raise ValueError("b is read-only; solve_device overwrites it with the solution")
         if d.ptr % d.dtype.itemsize:
             raise ValueError(f"b's device pointer is not aligned for {d.dtype}")
         m, layout, ld, stride = self._rhs_args(d.shape, d.strides, d.dtype.itemsize, "b")
         self._consume(d)
-        status = _capi.plan_solve_device(h, d.ptr, m, layout, ld, stride)
+        if kind is None:
+            status, fn, result = _capi.plan_solve_device(h, d.ptr, m, layout, ld, stride), "btchol_plan_solve_device", b
+        else:
+            if out is None:
+                raise ValueError("a 16-bit b needs out=: a device array of the plan's dtype for the solution")
+            x = _DeviceArray(out, "out")
+            if x.dtype != self.dtype:
+                raise TypeError(f"out has dtype {x.dtype}, but the plan's dtype is {self.dtype}")
+            if x.readonly:
+                raise ValueError("out is read-only")
+            xs = tuple(s // x.dtype.itemsize for s in x.strides)
+            if x.shape != d.shape or xs != tuple(s // d.dtype.itemsize for s in d.strides) or any(
+                s % x.dtype.itemsize for s in x.strides
+            ):
+                raise ValueError(
+                    f"out (shape {x.shape}, strides {x.strides}) must have b's shape {d.shape} and element strides"
+                )
+            if x.ptr % x.dtype.itemsize:
+                raise ValueError(f"out's device pointer is not aligned for {x.dtype}")
+            self._consume(x)
+            status = _capi.plan_solve_device_half(h, kind, d.ptr, m, layout, ld, stride, x.ptr)
+            fn, result = "btchol_plan_solve_device_half", out
         if status == _capi.STATUS_NOT_POSITIVE_DEFINITE:
-            raise self._npd("btchol_plan_solve_device")
-        _check(status, "btchol_plan_solve_device")
+            raise self._npd(fn)
+        _check(status, fn)
         if sync:
             self.synchronize()
-        return b
+        return result
 
 
 class RefineReport(NamedTuple):

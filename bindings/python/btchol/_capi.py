@@ -175,6 +175,10 @@ plan_upload_half = _declare("btchol_plan_upload_half", c_int32, _plan_p, c_int32
 plan_solve_half = _declare(
     "btchol_plan_solve_half", c_int32, _plan_p, c_int32, c_void_p, c_int64, c_int32, c_int64, c_int64, c_void_p
 )
+plan_upload_device_half = _declare("btchol_plan_upload_device_half", c_int32, _plan_p, c_int32, c_void_p, c_void_p)
+plan_solve_device_half = _declare(
+    "btchol_plan_solve_device_half", c_int32, _plan_p, c_int32, c_void_p, c_int64, c_int32, c_int64, c_int64, c_void_p
+)
 mixed_plan_create = _declare(
     "btchol_mixed_plan_create",
     c_int32,

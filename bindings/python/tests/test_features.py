@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import btchol
-from test_btchol import check_solution, dense, from_layout, make_problem, requires_cuda, to_layout
+from test_btchol import check_solution, dense, from_layout, make_problem, requires_cuda, requires_cupy, to_layout
 
 
 def _shifted(D, sigma):
@@ -289,6 +289,70 @@ def test_bfloat16_bits_upload_and_solve(dtype):
         p.factor()
         x16 = p.solve(bh.view(np.uint16), half_format="f16")
         check_solution(Dh.astype(np.float64), Eh.astype(np.float64), bh.astype(np.float64), x16, dtype)
+
+
+class _FakeDeviceArray:
+    """Exposes __cuda_array_interface__ for a pointer nothing dereferences (CPU plans refuse first)."""
+
+    def __init__(self, shape, typestr, ptr=0x7F0000000000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False), "version": 3}
+
+
+def test_device_half_arguments_checked_and_cpu_plan_refuses():
+    B, N, n = 2, 3, 2
+    with btchol.Plan(B, N, n, backend="cpu") as p:
+        D16, E16 = _FakeDeviceArray((B, N, n, n), "<f2"), _FakeDeviceArray((B, N - 1, n, n), "<f2")
+        # 16-bit device blocks reach btchol_plan_upload_device_half, which a CPU plan refuses
+        with pytest.raises(btchol.NoCudaError, match="upload_device_half"):
+            p.upload_device(D16, E16)
+        with pytest.raises(btchol.NoCudaError, match="upload_device_half"):
+            p.upload_device(_FakeDeviceArray((B, N, n, n), "<u2"), _FakeDeviceArray((B, N - 1, n, n), "<i2"),
+                            half_format="bf16")
+        with pytest.raises(TypeError, match="both hold 16-bit"):
+            p.upload_device(D16, _FakeDeviceArray((B, N - 1, n, n), "<f8"))
+        with pytest.raises(TypeError, match="half_format='bf16'"):
+            p.upload_device(_FakeDeviceArray((B, N, n, n), "<u2"), E16)
+        with pytest.raises(TypeError, match="bfloat16 bits"):
+            p.upload_device(D16, E16, half_format="bf16")
+        b16 = _FakeDeviceArray((B, N * n, 2), "<f2")
+        with pytest.raises(ValueError, match="needs out="):
+            p.solve_device(b16)
+        with pytest.raises(TypeError, match="out has dtype"):
+            p.solve_device(b16, out=_FakeDeviceArray((B, N * n, 2), "<f4"))
+        with pytest.raises(ValueError, match="shape"):
+            p.solve_device(b16, out=_FakeDeviceArray((B, N * n, 1), "<f8"))
+        with pytest.raises(ValueError, match="only for 16-bit"):
+            p.solve_device(_FakeDeviceArray((B, N * n, 2), "<f8"), out=_FakeDeviceArray((B, N * n, 2), "<f8"))
+        with pytest.raises(btchol.NoCudaError, match="solve_device_half"):
+            p.solve_device(b16, out=_FakeDeviceArray((B, N * n, 2), "<f8"))
+
+
+@requires_cupy
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_device_half_upload_and_solve_cupy(dtype):
+    import cupy as cp
+
+    B, N, n, m = 3, 9, 5, 2
+    D, E, b = make_problem(B, N, n, m, seed=53)
+    Dh, Eh, bh = D.astype(np.float16), E.astype(np.float16), b.astype(np.float16)
+    Dw, Ew, bw = (a.astype(np.float64) for a in (Dh, Eh, bh))
+    with btchol.Plan(B, N, n, dtype=dtype, backend="cuda") as p:
+        p.upload_device(cp.asarray(Dh), cp.asarray(Eh))
+        p.factor()
+        bd = cp.asarray(bh)
+        out = cp.zeros(bh.shape, dtype=dtype)
+        assert p.solve_device(bd, out=out) is out
+        np.testing.assert_array_equal(cp.asnumpy(bd), bh)  # not modified
+        check_solution(Dw, Ew, bw, cp.asnumpy(out), dtype)
+        # bfloat16 bits from the device, and the host path gives the same solution
+        Db, Eb, bb = _bf16_bits(D), _bf16_bits(E), _bf16_bits(b)
+        p.upload_device(cp.asarray(Db), cp.asarray(Eb), half_format="bf16")
+        p.factor()
+        out = cp.zeros(bb.shape, dtype=dtype)
+        p.solve_device(cp.asarray(bb.view(np.int16)), half_format="bf16", out=out)
+        p.upload(Db, Eb, half_format="bf16")
+        p.factor()
+        np.testing.assert_array_equal(cp.asnumpy(out), p.solve(bb, half_format="bf16"))
 
 
 def test_half_with_masks_widens_in_numpy():
