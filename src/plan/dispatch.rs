@@ -103,6 +103,13 @@ impl Target {
     pub fn is_gpu(self) -> bool {
         self.backend() == Backend::Cuda
     }
+
+    /// Whether the target runs block size `n` at all (the GPU per-item sequential kernels hold a
+    /// block in one warp's registers: n ≤ 32). The model never estimates what cannot run, so
+    /// neither `decide` nor `btchol calibrate --show` extrapolates such a target.
+    pub fn supports_block_size(self, n: usize) -> bool {
+        self != Target::CudaSeq || n <= crate::cuda::jit::SEQ_MAX_BLOCK_SIZE
+    }
 }
 
 /// One measured point of the calibration table.
@@ -362,6 +369,9 @@ impl CostModel {
     /// The estimated times of `target` for `q` on `device` (rows of other devices stand in when the
     /// table has none of it); `None` when the table has no row of this target and dtype.
     pub fn estimate(&self, target: Target, device: Option<&str>, q: &Query) -> Option<Estimate> {
+        if !target.supports_block_size(q.n) {
+            return None;
+        }
         let rows: Vec<&CalibrationRow> =
             self.table.rows.iter().filter(|r| r.target == target && r.dtype == q.dtype).collect();
         let same_device: Vec<&CalibrationRow> = match device {
@@ -762,6 +772,22 @@ mod tests {
         // Nothing in the table for f32: the provisional rule decides.
         let f32q = Query { dtype: DType::F32, ..q(8, 16, 1, 1) };
         assert_eq!(decide(&m, &candidates(&auto, true), &f32q, None), Decision::NoCalibration);
+    }
+
+    #[test]
+    fn targets_are_not_estimated_beyond_the_block_sizes_they_run() {
+        let m = model(vec![
+            row(Target::CudaSeq, DType::F64, 16, 32, 1, 1, 10.0, 10.0),
+            row(Target::CudaSeq, DType::F64, 32, 32, 1, 1, 20.0, 20.0),
+            row(Target::CudaNd, DType::F64, 32, 32, 1, 1, 90.0, 90.0),
+        ]);
+        let cuda = candidates(&PlanOptions { backend: Backend::Cuda, ..PlanOptions::default() }, true);
+        let Decision::Ranked(r) = decide(&m, &cuda, &q(32, 32, 1, 1), Some("dev")) else { panic!("ranked expected") };
+        assert_eq!(r[0], (Target::CudaSeq, Some(40.0)));
+        // n = 33 is beyond the sequential GPU kernels: no estimate, nested dissection ranks first.
+        let Decision::Ranked(r) = decide(&m, &cuda, &q(33, 32, 1, 1), Some("dev")) else { panic!("ranked expected") };
+        assert_eq!(r[0].0, Target::CudaNd);
+        assert_eq!(r[1], (Target::CudaSeq, None));
     }
 
     #[test]
