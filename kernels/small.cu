@@ -367,23 +367,30 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small_wide
                              piv_boost, boosted);
 }
 
-// Forward substitution of one level, same CTA records as the factorization:
+// Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT
+// threads (thread `t` of the group):
 //   z_e ← D̂_e⁻¹·y_e (owned ones written to z), y_a ← y_a − Σ_e X_{a,e}·z_e.
-// One warp per (elimination, column): lane i holds row i of D̂_e and y_i.
-extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
-    const real* fact, const real* xslots, real* y, real* z, const int* recs, int n_work, int n, int m, int rows,
-    long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
-    __shared__ real sz[SNT / 32][LD];
-    const int* r = recs + LREC * (blockIdx.x % n_work);
-    const int item = blockIdx.x / n_work;
-    if (fail[item] != NO_FAILURE) return;
-    const int a = r[0], n_elim = r[1], warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+// One warp per (elimination, column): lane i holds row i of D̂_e and y_i. Columns go in passes of
+// `cols` (warps per pass = cols · `slots`, eliminations per pass `slots` ≥ r's); every pass has
+// two CTA barriers, so groups sharing a CTA must agree on m and cols. r = nullptr: only the
+// barriers (an idle group). `sz`: the group's [SNT/32][LD] shared scratch.
+__device__ __forceinline__ void forward_record(const int* r, const real* fact, const real* xslots, real* y, real* z,
+                                               int item, int n, int m, int rows, long long item_diag,
+                                               long long item_slots, long long item_rhs, real (*sz)[LD], int t,
+                                               int cols, int slots) {
+    const int a = r ? r[0] : -1, n_elim = r ? r[1] : 0, warp = t >> 5, lane = t & 31;
     real* yb = y + item * item_rhs;
-    // Columns in chunks of (warps / eliminations).
-    const int cols_per_pass = (SNT / 32) / n_elim;
-    for (int c0 = 0; c0 < m; c0 += cols_per_pass) {
-        const int g = warp % n_elim, c = c0 + warp / n_elim;
-        const bool busy = warp < cols_per_pass * n_elim && c < m;
+    // Warm L1 with the couplings the update reads, while the substitution runs (one 128-byte line
+    // per thread and pass).
+    constexpr int LINES = (int)((BS * sizeof(real) + 127) / 128);
+    if (a >= 0)
+        for (int idx = t; idx < n_elim * LINES; idx += SNT) {
+            const int* e = r + 2 + 8 * (idx / LINES);
+            prefetch_l1(xslots + item * item_slots + e[E_SLOT + e[E_UPD]] * BS + (idx % LINES) * (128 / sizeof(real)));
+        }
+    for (int c0 = 0; c0 < m; c0 += cols) {
+        const int g = warp % slots, c = c0 + warp / slots;
+        const bool busy = g < n_elim && warp < cols * slots && c < m;
         if (busy) {
             const int* e = r + 2 + 8 * g;
             const real* L = fact + item * item_diag + e[E_BLOCK] * BS;
@@ -404,14 +411,14 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
         }
         __syncthreads();
         if (a >= 0) {
-            const int n_cols = min(cols_per_pass, m - c0);
-            for (int idx = threadIdx.x; idx < n * n_cols; idx += SNT) {
+            const int n_cols = min(cols, m - c0);
+            for (int idx = t; idx < n * n_cols; idx += SNT) {
                 const int i = idx % n, cc = idx / n;
                 real s = 0;
                 for (int gg = 0; gg < n_elim; ++gg) {
                     const int* e = r + 2 + 8 * gg;
                     const real* X = xslots + item * item_slots + e[E_SLOT + e[E_UPD]] * BS;
-                    const real* zv = sz[cc * n_elim + gg];
+                    const real* zv = sz[cc * slots + gg];
 #pragma unroll
                     for (int k = 0; k < LD; ++k) s += X[i + k * LD] * zv[k];
                 }
@@ -422,31 +429,31 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
     }
 }
 
-// Backward substitution of one level, one CTA per elimination (records of kernels/common.cuh):
+// Backward substitution of one elimination record r (records of kernels/common.cuh) by a group of
+// SNT threads (thread `t`):
 //   x_e ← D̂_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s), in place in z (the survivors' x_s are final).
-// One warp per column; L and the couplings staged in shared memory with a padded leading
-// dimension so that lane i reading column i is free of bank conflicts.
+// One warp per column; L and the couplings staged in the group's shared `sL` (LD·SLD) and `sX`
+// (2·LD·SLD) with a padded leading dimension so that lane i reading column i is free of bank
+// conflicts. One CTA barrier; r = nullptr: only the barrier (an idle group).
 #define SLD (LD + 1)
-extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
-    const real* fact, const real* xslots, real* z, const int* recs, int n_work, int n, int m, int rows,
-    long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
-    __shared__ real sL[LD * SLD];
-    __shared__ real sX[2][LD * SLD];
-    const int* r = recs + REC * (blockIdx.x % n_work);
-    const int item = blockIdx.x / n_work;
-    if (fail[item] != NO_FAILURE) return;
-    const int ncpl = r[7], warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const real* L = fact + item * item_diag + r[0] * BS;
+__device__ __forceinline__ void backward_record(const int* r, const real* fact, const real* xslots, real* z, int item,
+                                                int n, int m, int rows, long long item_diag, long long item_slots,
+                                                long long item_rhs, real* sL, real* sX, int t) {
+    const int ncpl = r ? r[7] : 0, warp = t >> 5, lane = t & 31;
+    if (r) {
+        const real* L = fact + item * item_diag + r[0] * BS;
 #pragma unroll
-    for (int p = 0; p < (LD * LD + SNT - 1) / SNT; ++p) {
-        const int idx = threadIdx.x + p * SNT, i = idx % LD, j = idx / LD;
-        if (idx >= LD * LD) break;
-        sL[i + j * SLD] = (i < n && j < n) ? L[idx] : real(i == j ? 1 : 0);
+        for (int p = 0; p < (LD * LD + SNT - 1) / SNT; ++p) {
+            const int idx = t + p * SNT, i = idx % LD, j = idx / LD;
+            if (idx >= LD * LD) break;
+            sL[i + j * SLD] = (i < n && j < n) ? L[idx] : real(i == j ? 1 : 0);
 #pragma unroll
-        for (int cc = 0; cc < 2; ++cc)
-            if (cc < ncpl) sX[cc][i + j * SLD] = xslots[item * item_slots + r[1 + 2 * cc] * BS + idx];
+            for (int cc = 0; cc < 2; ++cc)
+                if (cc < ncpl) sX[cc * LD * SLD + i + j * SLD] = xslots[item * item_slots + r[1 + 2 * cc] * BS + idx];
+        }
     }
     __syncthreads();
+    if (!r) return;
     real* zb = z + item * item_rhs;
     // Lane i holds column i of L (row i of Lᵀ).
     real lc[LD];
@@ -458,7 +465,7 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
         for (int cc = 0; cc < ncpl; ++cc) {
             const real* xs = zb + (long long)r[2 + 2 * cc] * n + (long long)c * rows;
             const real xk = lane < n ? xs[lane] : real(0);
-            const real* X = sX[cc];
+            const real* X = sX + cc * LD * SLD;
             real s = 0;
 #pragma unroll
             for (int k = 0; k < LD; ++k) s += (lane < LD ? X[k + lane * SLD] : real(0)) * __shfl_sync(FULL_MASK, xk, k);
@@ -471,6 +478,70 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
             if (lane < j) v -= lc[j] * xj;
         }
         if (lane < n) zb[(long long)r[0] * n + (long long)c * rows + lane] = v;
+    }
+}
+
+// One level of the forward substitution, one CTA per level-CTA record.
+extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
+    const real* fact, const real* xslots, real* y, real* z, const int* recs, int n_work, int n, int m, int rows,
+    long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    __shared__ real sz[SNT / 32][LD];
+    const int* r = recs + LREC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (fail[item] != NO_FAILURE) return;
+    const int n_elim = r[1];  // all warps in use: (SNT/32)/n_elim columns per pass
+    forward_record(r, fact, xslots, y, z, item, n, m, rows, item_diag, item_slots, item_rhs, sz, threadIdx.x,
+                   (SNT / 32) / n_elim, n_elim);
+}
+
+// One level of the backward substitution, one CTA per elimination.
+extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
+    const real* fact, const real* xslots, real* z, const int* recs, int n_work, int n, int m, int rows,
+    long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    __shared__ real sL[LD * SLD];
+    __shared__ real sX[2 * LD * SLD];
+    const int* r = recs + REC * (blockIdx.x % n_work);
+    const int item = blockIdx.x / n_work;
+    if (fail[item] != NO_FAILURE) return;
+    backward_record(r, fact, xslots, z, item, n, m, rows, item_diag, item_slots, item_rhs, sL, sX, threadIdx.x);
+}
+
+// The deep levels of a solve in one launch, one CTA per item (the issue's "merge the deep levels
+// where only a few blocks remain"): forward levels of `tail` in order, then their backward levels
+// in reverse, separated by CTA barriers instead of kernel boundaries. A level there has few
+// records, so a per-level launch would cost more in launch and memory latency than its work.
+// TAIL_GROUPS groups of SNT threads take the records of a level in rounds. `tail`: per merged
+// level, [first level-CTA record, count, first elimination record, count] (engine.rs).
+// Dynamic shared memory: tail_solve_smem_bytes (jit.rs).
+#define TAIL_GROUPS 2
+#define TAIL_GROUP_SMEM (SNT / 32 * LD + 3 * LD * SLD)
+extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_tail_small(
+    const real* fact, const real* xslots, real* y, real* z, const int* lrecs, const int* erecs, const int* tail,
+    int n_tail, int n, int m, int rows, long long item_diag, long long item_slots, long long item_rhs,
+    const unsigned long long* fail) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int item = blockIdx.x, grp = threadIdx.x / SNT, t = threadIdx.x % SNT;
+    if (fail[item] != NO_FAILURE) return;
+    real* own = reinterpret_cast<real*>(smem_raw) + grp * TAIL_GROUP_SMEM;
+    real(*sz)[LD] = reinterpret_cast<real(*)[LD]>(own);
+    real* sL = own + SNT / 32 * LD;
+    for (int lv = 0; lv < n_tail; ++lv) {
+        const int first = tail[4 * lv], count = tail[4 * lv + 1];
+        for (int w0 = 0; w0 < count; w0 += TAIL_GROUPS) {
+            const int w = w0 + grp;
+            forward_record(w < count ? lrecs + LREC * (first + w) : nullptr, fact, xslots, y, z, item, n, m, rows,
+                           item_diag, item_slots, item_rhs, sz, t, (SNT / 32) / 2, 2);
+        }
+        __syncthreads();  // this level's updates of y before the next level reads them
+    }
+    for (int lv = n_tail - 1; lv >= 0; --lv) {
+        const int first = tail[4 * lv + 2], count = tail[4 * lv + 3];
+        for (int w0 = 0; w0 < count; w0 += TAIL_GROUPS) {
+            const int w = w0 + grp;
+            backward_record(w < count ? erecs + REC * (first + w) : nullptr, fact, xslots, z, item, n, m, rows,
+                            item_diag, item_slots, item_rhs, sL, sL + LD * SLD, t);
+            __syncthreads();  // the group's shared blocks are free again
+        }
     }
 }
 #endif

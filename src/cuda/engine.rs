@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS};
+use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS};
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
@@ -178,11 +178,54 @@ struct SmallPath<T> {
     wide_min_ctas: usize,
     forward_level: CudaFunction,
     backward_level: CudaFunction,
+    /// The deep levels' forward and backward substitution in one launch (see `solve_tail`).
+    solve_tail: CudaFunction,
+    /// First level of the merged tail (levels.len() when there is none) and its table.
+    tail_from: usize,
+    tail: DeviceBuffer<i32>,
     recs: DeviceBuffer<i32>,
     levels: Vec<(usize, usize)>,
     fact: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
+}
+
+/// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
+/// with dynamic shared memory, since its static shared memory counts against the same limit).
+fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
+    unsafe {
+        result::function::set_function_attribute(
+            func.cu_function(),
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
+    }
+    .map_err(|e| cuda_err("opting in to shared memory", e))
+}
+
+/// Records a level may have at most to join the solve's merged tail (kernels/small.cu
+/// `btchol_solve_tail_small`): four rounds of its two groups of 256 threads, about what one
+/// per-level launch costs.
+const TAIL_MAX_RECORDS: usize = 8;
+
+/// The deep levels the solve runs in one launch: the first level from which every level has at
+/// most [`TAIL_MAX_RECORDS`] level-CTA records and eliminations (`None` when the last level
+/// does not qualify), and per merged level [first level-CTA record, count, first elimination
+/// record, count] for the kernel.
+fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> Option<(usize, Vec<i32>)> {
+    let fits = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
+    let mut from = levels.len();
+    while from > 0 && fits(from - 1) {
+        from -= 1;
+    }
+    if from == levels.len() {
+        return None;
+    }
+    let table = (from..levels.len())
+        .flat_map(|l| [cta_levels[l].0, cta_levels[l].1, levels[l].elim_offset, levels[l].n_elim])
+        .map(|v| v as i32)
+        .collect();
+    Some((from, table))
 }
 
 /// CTAs from which a factor level uses the wide kernel (groups of 128 threads per elimination)
@@ -319,28 +362,12 @@ impl<T: Scalar> CudaEngine<T> {
             mask_end: f("btchol_mask_end")?,
             logdet: f("btchol_logdet")?,
         };
-        // Always opt in: the kernels' own static shared memory counts against the same limit.
         if spec.factor_smem_bytes() > 0 {
-            unsafe {
-                result::function::set_function_attribute(
-                    k.factor_eliminate.cu_function(),
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    spec.factor_smem_bytes() as i32,
-                )
-            }
-            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            opt_in_shared_memory(&k.factor_eliminate, spec.factor_smem_bytes())?;
         }
-        for f in [&k.forward_eliminate, &k.backward_eliminate] {
-            if spec.solve_smem_bytes() > 0 {
-                unsafe {
-                    result::function::set_function_attribute(
-                        f.cu_function(),
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        spec.solve_smem_bytes() as i32,
-                    )
-                }
-                .map_err(|e| cuda_err("opting in to shared memory", e))?;
-            }
+        if spec.solve_smem_bytes() > 0 {
+            opt_in_shared_memory(&k.forward_eliminate, spec.solve_smem_bytes())?;
+            opt_in_shared_memory(&k.backward_eliminate, spec.solve_smem_bytes())?;
         }
         let (recs_host, levels) = schedule_records(&schedule);
         let n_slots = schedule.n_slots();
@@ -354,14 +381,7 @@ impl<T: Scalar> CudaEngine<T> {
         let bs_elems = spec.ld * spec.ld;
         let seq = if algorithm == GpuAlgorithm::Sequential {
             let factor = f("btchol_factor_seq_small")?;
-            unsafe {
-                result::function::set_function_attribute(
-                    factor.cu_function(),
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    spec.seq_factor_smem_bytes() as i32,
-                )
-            }
-            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
             Some(SeqPath { factor, solve: f("btchol_solve_seq_small")? })
         } else {
             None
@@ -373,15 +393,15 @@ impl<T: Scalar> CudaEngine<T> {
                 .map_err(|e| cuda_err("uploading the schedule", e))?;
             let (factor_level, factor_level_wide) =
                 (f("btchol_factor_level_small")?, f("btchol_factor_level_small_wide")?);
-            for func in [&factor_level, &factor_level_wide] {
-                unsafe {
-                    result::function::set_function_attribute(
-                        func.cu_function(),
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        spec.small_factor_smem_bytes() as i32,
-                    )
-                }
-                .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            opt_in_shared_memory(&factor_level, spec.small_factor_smem_bytes())?;
+            opt_in_shared_memory(&factor_level_wide, spec.small_factor_smem_bytes())?;
+            let solve_tail_fn = f("btchol_solve_tail_small")?;
+            opt_in_shared_memory(&solve_tail_fn, spec.tail_solve_smem_bytes())?;
+            let (tail_from, tail_host) = solve_tail(&cta_levels, &levels).unwrap_or((levels.len(), Vec::new()));
+            let tail = DeviceBuffer::<i32>::zeroed(&dev, tail_host.len().max(1), "schedule records")?;
+            if !tail_host.is_empty() {
+                unsafe { result::memcpy_htod_sync(tail.ptr, &tail_host) }
+                    .map_err(|e| cuda_err("uploading the schedule", e))?;
             }
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, spec.ld, dev.sm_count);
             Some(SmallPath {
@@ -390,6 +410,9 @@ impl<T: Scalar> CudaEngine<T> {
                 wide_min_ctas,
                 forward_level: f("btchol_forward_level_small")?,
                 backward_level: f("btchol_backward_level_small")?,
+                solve_tail: solve_tail_fn,
+                tail_from,
+                tail,
                 recs,
                 levels: cta_levels,
                 fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs_elems, "GPU factor blocks")?,
@@ -757,14 +780,14 @@ impl<T: Scalar> CudaEngine<T> {
         unsafe { self.launch(&self.k.forward_update, d.batch * lr.n_update, 0, &mut a) }
     }
 
-    /// Queues the backward substitution (levels in reverse).
-    fn enqueue_backward(&self, m: usize) -> Result<()> {
+    /// Queues the backward substitution of levels `..below` (in reverse).
+    fn enqueue_backward(&self, m: usize, below: usize) -> Result<()> {
         let d = self.dims;
         let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
-        for lr in self.levels.iter().rev() {
+        for lr in self.levels[..below].iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
             if let Some(sp) = &self.small {
                 let (fact, xslots, z) = (sp.fact.ptr, sp.xslots.ptr, sp.z.ptr);
@@ -790,8 +813,31 @@ impl<T: Scalar> CudaEngine<T> {
             let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
             return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
         }
-        (0..self.levels.len()).try_for_each(|l| self.enqueue_forward_level(l, m))?;
-        self.enqueue_backward(m)
+        let tail_from = self.tail_from();
+        (0..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;
+        self.enqueue_solve_tail(m)?;
+        self.enqueue_backward(m, tail_from)
+    }
+
+    /// First level of the merged deep-level solve (the number of levels when there is none).
+    fn tail_from(&self) -> usize {
+        self.small.as_ref().map_or(self.levels.len(), |sp| sp.tail_from)
+    }
+
+    /// Queues the merged forward + backward substitution of the deep levels (small blocks only;
+    /// nothing when there is no tail).
+    fn enqueue_solve_tail(&self, m: usize) -> Result<()> {
+        let Some(sp) = self.small.as_ref().filter(|sp| sp.tail_from < self.levels.len()) else { return Ok(()) };
+        let d = self.dims;
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
+        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+        let (fact, xslots, y, z, fail) = (sp.fact.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
+        let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
+        let n_tail = (self.levels.len() - sp.tail_from) as i32;
+        let mut a = args![fact, xslots, y, z, lrecs, erecs, tail, n_tail, n, mm, rows, item_d, item_s, item_r, fail];
+        let smem = self.spec.tail_solve_smem_bytes();
+        unsafe { self.launch_with(&sp.solve_tail, d.batch, TAIL_THREADS, smem, &mut a) }
     }
 
     /// Queues the mask kernels around a masked sequence (`begin`: before, else after).
@@ -833,11 +879,15 @@ impl<T: Scalar> CudaEngine<T> {
             }
             Sequence::FactorSolve(m) => {
                 reset()?;
+                let tail_from = self.tail_from();
                 for l in 0..self.levels.len() {
                     self.enqueue_factor_level(l)?;
-                    self.enqueue_forward_level(l, m)?;
+                    if l < tail_from {
+                        self.enqueue_forward_level(l, m)?;
+                    }
                 }
-                self.enqueue_backward(m)
+                self.enqueue_solve_tail(m)?;
+                self.enqueue_backward(m, tail_from)
             }
             Sequence::FactorMasked => {
                 self.enqueue_mask(true, true)?;
@@ -1016,6 +1066,30 @@ impl<T: Scalar> CudaEngine<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The merged tail of the solve starts at the first level from which every level is small,
+    /// covers every level after it, and its table addresses exactly those levels' records.
+    #[test]
+    fn solve_tail_covers_the_deep_levels() {
+        for nb in (1..=70).chain([127, 128, 129, 1000, 1024, 4097, 16384]) {
+            let s = Schedule::new(nb);
+            let (_, cta_levels) = level_cta_records(&s);
+            let (_, levels) = schedule_records(&s);
+            let small = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
+            let (from, table) = solve_tail(&cta_levels, &levels).expect("the root level is always small");
+            assert!((from..levels.len()).all(small), "N={nb}");
+            assert!(from == 0 || !small(from - 1), "N={nb}: the tail could start earlier");
+            assert_eq!(table.len(), 4 * (levels.len() - from));
+            for (k, l) in (from..levels.len()).enumerate() {
+                let row = &table[4 * k..4 * k + 4];
+                let want = [cta_levels[l].0, cta_levels[l].1, levels[l].elim_offset, levels[l].n_elim];
+                assert_eq!(row, want.map(|v| v as i32), "N={nb} level {l}");
+            }
+            if nb <= 16 {
+                assert_eq!(from, 0, "N={nb}: a short system solves in one launch");
+            }
+        }
+    }
 
     /// Every elimination of every level is written by exactly one CTA of the small-block path,
     /// and every Schur update is done by exactly one CTA, with its sources' coupling slots.

@@ -47,9 +47,10 @@ pub const KERNEL_NAMES: [&str; 15] = [
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 6] = [
+pub const SMALL_KERNEL_NAMES: [&str; 7] = [
     "btchol_factor_level_small",
     "btchol_factor_level_small_wide",
+    "btchol_solve_tail_small",
     "btchol_forward_level_small",
     "btchol_backward_level_small",
     "btchol_factor_seq_small",
@@ -57,6 +58,8 @@ pub const SMALL_KERNEL_NAMES: [&str; 6] = [
 ];
 /// Threads per CTA of the small-block level kernels (kernels/small.cu `SNT`).
 pub const SMALL_THREADS: usize = 256;
+/// Threads per CTA of the merged deep-level solve (kernels/small.cu `TAIL_GROUPS * SNT`).
+pub const TAIL_THREADS: usize = 2 * SMALL_THREADS;
 
 /// Threads per CTA of the per-item sequential kernels (kernels/sequential.cu `SEQ_THREADS`).
 pub const SEQ_THREADS: usize = 32;
@@ -107,6 +110,13 @@ impl KernelSpec {
     /// (wide levels) the two factors.
     pub fn small_factor_smem_bytes(&self) -> usize {
         6 * self.ld * self.ld * self.dtype.size_bytes()
+    }
+
+    /// Dynamic shared memory of the merged deep-level solve (kernels/small.cu `TAIL_GROUP_SMEM`
+    /// per group of 256 threads, two groups): the forward scratch (8 warps × ld) and the staged
+    /// factor block and two couplings (leading dimension ld + 1).
+    pub fn tail_solve_smem_bytes(&self) -> usize {
+        2 * (8 * self.ld + 3 * self.ld * (self.ld + 1)) * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.
