@@ -204,9 +204,11 @@ fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
 }
 
 /// Records a level may have at most to join the solve's merged tail (kernels/small.cu
-/// `btchol_solve_tail_small`): four rounds of its two groups of 256 threads, about what one
-/// per-level launch costs.
-const TAIL_MAX_RECORDS: usize = 8;
+/// `btchol_solve_tail_small`): two rounds of its two groups of 256 threads. A round costs a
+/// record's memory latency and substitution chain (~2 µs estimated), a per-level launch in a
+/// graph ~6 µs measured (n = 32, N = 64: 93 µs for 16 launches), so a level of 8 records (4
+/// rounds) would gain nothing. To be tuned with scripts/gpu-ab.sh.
+const TAIL_MAX_RECORDS: usize = 4;
 
 /// The deep levels the solve runs in one launch: the first level from which every level has at
 /// most [`TAIL_MAX_RECORDS`] level-CTA records and eliminations (`None` when the last level
@@ -1085,7 +1087,7 @@ mod tests {
                 let want = [cta_levels[l].0, cta_levels[l].1, levels[l].elim_offset, levels[l].n_elim];
                 assert_eq!(row, want.map(|v| v as i32), "N={nb} level {l}");
             }
-            if nb <= 16 {
+            if nb <= 8 {
                 assert_eq!(from, 0, "N={nb}: a short system solves in one launch");
             }
         }
