@@ -185,6 +185,19 @@ struct SmallPath<T> {
     z: DeviceBuffer<T>,
 }
 
+/// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
+/// with dynamic shared memory, since its static shared memory counts against the same limit).
+fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
+    unsafe {
+        result::function::set_function_attribute(
+            func.cu_function(),
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
+    }
+    .map_err(|e| cuda_err("opting in to shared memory", e))
+}
+
 /// CTAs from which a factor level uses the wide kernel (groups of 128 threads per elimination)
 /// instead of register panels. Measured on the H100 (n = 8..32, N = 64..16384, 2026-11-23): in f32
 /// the panels win at every width (n = 32, N = 16384: 718 vs 890 µs); in f64 with blocks above 16
@@ -319,28 +332,12 @@ impl<T: Scalar> CudaEngine<T> {
             mask_end: f("btchol_mask_end")?,
             logdet: f("btchol_logdet")?,
         };
-        // Always opt in: the kernels' own static shared memory counts against the same limit.
         if spec.factor_smem_bytes() > 0 {
-            unsafe {
-                result::function::set_function_attribute(
-                    k.factor_eliminate.cu_function(),
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    spec.factor_smem_bytes() as i32,
-                )
-            }
-            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            opt_in_shared_memory(&k.factor_eliminate, spec.factor_smem_bytes())?;
         }
-        for f in [&k.forward_eliminate, &k.backward_eliminate] {
-            if spec.solve_smem_bytes() > 0 {
-                unsafe {
-                    result::function::set_function_attribute(
-                        f.cu_function(),
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        spec.solve_smem_bytes() as i32,
-                    )
-                }
-                .map_err(|e| cuda_err("opting in to shared memory", e))?;
-            }
+        if spec.solve_smem_bytes() > 0 {
+            opt_in_shared_memory(&k.forward_eliminate, spec.solve_smem_bytes())?;
+            opt_in_shared_memory(&k.backward_eliminate, spec.solve_smem_bytes())?;
         }
         let (recs_host, levels) = schedule_records(&schedule);
         let n_slots = schedule.n_slots();
@@ -351,17 +348,9 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let stream = Stream::new_owned(&dev)?;
         let b = dims.batch;
-        let bs_elems = spec.ld * spec.ld;
         let seq = if algorithm == GpuAlgorithm::Sequential {
             let factor = f("btchol_factor_seq_small")?;
-            unsafe {
-                result::function::set_function_attribute(
-                    factor.cu_function(),
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    spec.seq_factor_smem_bytes() as i32,
-                )
-            }
-            .map_err(|e| cuda_err("opting in to shared memory", e))?;
+            opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
             Some(SeqPath { factor, solve: f("btchol_solve_seq_small")? })
         } else {
             None
@@ -373,16 +362,8 @@ impl<T: Scalar> CudaEngine<T> {
                 .map_err(|e| cuda_err("uploading the schedule", e))?;
             let (factor_level, factor_level_wide) =
                 (f("btchol_factor_level_small")?, f("btchol_factor_level_small_wide")?);
-            for func in [&factor_level, &factor_level_wide] {
-                unsafe {
-                    result::function::set_function_attribute(
-                        func.cu_function(),
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        spec.small_factor_smem_bytes() as i32,
-                    )
-                }
-                .map_err(|e| cuda_err("opting in to shared memory", e))?;
-            }
+            opt_in_shared_memory(&factor_level, spec.small_factor_smem_bytes())?;
+            opt_in_shared_memory(&factor_level_wide, spec.small_factor_smem_bytes())?;
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, spec.ld, dev.sm_count);
             Some(SmallPath {
                 factor_level,
@@ -392,8 +373,8 @@ impl<T: Scalar> CudaEngine<T> {
                 backward_level: f("btchol_backward_level_small")?,
                 recs,
                 levels: cta_levels,
-                fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs_elems, "GPU factor blocks")?,
-                xslots: DeviceBuffer::zeroed(&dev, b * schedule.n_slots() * bs_elems, "GPU factor couplings")?,
+                fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU factor blocks")?,
+                xslots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU factor couplings")?,
                 z: DeviceBuffer::zeroed(&dev, b * dims.rows() * max_nrhs, "GPU solutions")?,
             })
         } else {
@@ -516,6 +497,13 @@ impl<T: Scalar> CudaEngine<T> {
         self.stream.synchronize()
     }
 
+    /// Elements per item of the diagonal-block and coupling-slot buffers (the kernels'
+    /// `item_diag`, `item_slots`).
+    fn item_extents(&self) -> (i64, i64) {
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        (self.dims.n_blocks as i64 * bs, self.n_slots as i64 * bs)
+    }
+
     /// Whether the factor kernels may boost pivots (then counts are kept per item).
     fn boosting(&self) -> bool {
         self.numerics.boost > T::ZERO
@@ -563,7 +551,6 @@ impl<T: Scalar> CudaEngine<T> {
     ) -> Result<()> {
         self.dev.bind()?;
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         self.fill_keys(&self.nonfinite)?;
         let mask_ptr = match mask {
             Some(m) => {
@@ -576,7 +563,7 @@ impl<T: Scalar> CudaEngine<T> {
         let row_major = (layout == Layout::RowMajor) as i32;
         let (dst_d, dst_s) = (self.diag.ptr, self.slots.ptr);
         let (nb, nsub) = (d.n_blocks as i32, d.n_blocks as i32 - 1);
-        let (item_d, item_s) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+        let (item_d, item_s) = self.item_extents();
         // The sequential kernels read E_i untransposed; nested dissection in its schedule's orientation.
         let (no_flags, flags) = (0u64, if self.seq.is_some() { 0u64 } else { self.sub_transposed.ptr });
         let (lower, full) = (1i32, 0i32);
@@ -607,8 +594,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the factor kernels of one level.
     fn enqueue_factor_level(&self, l: usize) -> Result<()> {
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
-        let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+        let (n, (item_d, item_s)) = (d.block_size as i32, self.item_extents());
         let (diag, slots, fail, lr) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.levels[l]);
         let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
         let level = l as i32;
@@ -636,9 +622,7 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_factor(&self) -> Result<()> {
         if let Some(sq) = &self.seq {
             let d = self.dims;
-            let bs = (self.spec.ld * self.spec.ld) as i64;
-            let (n, nb, item_d, item_s) =
-                (d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+            let (n, nb, (item_d, item_s)) = (d.block_size as i32, d.n_blocks as i32, self.item_extents());
             let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
             let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
             let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
@@ -736,9 +720,8 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the forward-substitution kernels of one level on the packed right-hand sides.
     fn enqueue_forward_level(&self, l: usize, m: usize) -> Result<()> {
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (diag, slots, y, fail, lr) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr, self.levels[l]);
         if let Some(sp) = &self.small {
             let (first, count) = sp.levels[l];
@@ -760,9 +743,8 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the backward substitution (levels in reverse).
     fn enqueue_backward(&self, m: usize) -> Result<()> {
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
         for lr in self.levels.iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
@@ -783,9 +765,8 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_solve(&self, m: usize) -> Result<()> {
         if let Some(sq) = &self.seq {
             let d = self.dims;
-            let bs = (self.spec.ld * self.spec.ld) as i64;
             let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
-            let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+            let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
             let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
             let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
             return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
@@ -994,12 +975,11 @@ impl<T: Scalar> CudaEngine<T> {
         self.dev.bind()?;
         let d = self.dims;
         let buf = DeviceBuffer::<f64>::zeroed(&self.dev, d.batch, "logdet output")?;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (diag, n, nb, item_d, fail, o) = (
             self.factor_diag_ptr(),
             d.block_size as i32,
             d.n_blocks as i32,
-            d.n_blocks as i64 * bs,
+            self.item_extents().0,
             self.fail.ptr,
             buf.ptr,
         );
