@@ -118,17 +118,9 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
             real v = lane < n ? yc[(long long)i * n + lane] : real(0);
             if (i > 0) {
                 const real yp = lane < n ? yc[(long long)(i - 1) * n + lane] : real(0);
-                real s = 0;
-#pragma unroll
-                for (int k = 0; k < LD; ++k) s += (lane < LD ? X[lane + k * SEQ_SLD] : real(0)) * __shfl_sync(FULL_MASK, yp, k);
-                v -= s;
+                v -= matvec_warp(X, 1, SEQ_SLD, yp, lane);  // (X_{i−1}·y_{i−1})_lane
             }
-#pragma unroll
-            for (int j = 0; j < LD; ++j) {
-                if (lane == j) v *= rdi;
-                const real zj = __shfl_sync(FULL_MASK, v, j);
-                if (lane > j) v -= l[j] * zj;
-            }
+            v = trsv_lower_warp(v, l, rdi, lane);
             if (lane < n) yc[(long long)i * n + lane] = v;
         }
         __syncwarp();
@@ -158,17 +150,9 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
             real v = lane < n ? yc[(long long)i * n + lane] : real(0);
             if (i + 1 < n_blocks) {
                 const real xn = lane < n ? yc[(long long)(i + 1) * n + lane] : real(0);
-                real s = 0;
-#pragma unroll
-                for (int k = 0; k < LD; ++k) s += (lane < LD ? X[k + lane * SEQ_SLD] : real(0)) * __shfl_sync(FULL_MASK, xn, k);
-                v -= s;
+                v -= matvec_warp(X, SEQ_SLD, 1, xn, lane);  // (X_iᵀ·x_{i+1})_lane
             }
-#pragma unroll
-            for (int j = LD - 1; j >= 0; --j) {
-                if (lane == j) v *= rdi;
-                const real xj = __shfl_sync(FULL_MASK, v, j);
-                if (lane < j) v -= lc[j] * xj;
-            }
+            v = trsv_lower_trans_warp(v, lc, rdi, lane);
             if (lane < n) yc[(long long)i * n + lane] = v;
         }
         __syncwarp();

@@ -264,6 +264,36 @@ __device__ __forceinline__ void eliminate_groups(const int* r, const real* diag_
 }
 #endif
 
+// Triangular solves of one column held across a warp (lane i: element i), the shuffles of the
+// small-block and sequential solves. rdi = 1 / L_ii of this lane's row; rows beyond n are identity.
+// Forward, v ← L⁻¹v: lane i holds row i of L in l[].
+__device__ __forceinline__ real trsv_lower_warp(real v, const real (&l)[LD], real rdi, int lane) {
+#pragma unroll
+    for (int j = 0; j < LD; ++j) {
+        if (lane == j) v *= rdi;
+        const real zj = __shfl_sync(FULL_MASK, v, j);
+        if (lane > j) v -= l[j] * zj;
+    }
+    return v;
+}
+// Backward, v ← L⁻ᵀv: lane i holds column i of L (row i of Lᵀ) in lc[].
+__device__ __forceinline__ real trsv_lower_trans_warp(real v, const real (&lc)[LD], real rdi, int lane) {
+#pragma unroll
+    for (int j = LD - 1; j >= 0; --j) {
+        if (lane == j) v *= rdi;
+        const real xj = __shfl_sync(FULL_MASK, v, j);
+        if (lane < j) v -= lc[j] * xj;
+    }
+    return v;
+}
+// (A·x)_lane for A in shared memory, A(i, k) at A[i·si + k·sk], x_k held by lane k.
+__device__ __forceinline__ real matvec_warp(const real* A, int si, int sk, real x, int lane) {
+    real s = 0;
+#pragma unroll
+    for (int k = 0; k < LD; ++k) s += (lane < LD ? A[lane * si + k * sk] : real(0)) * __shfl_sync(FULL_MASK, x, k);
+    return s;
+}
+
 // Factorization of one level: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ, fill Ψ_{r,c} ← −X_r·X_cᵀ,
 // D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ. WIDE picks the eliminations' kernel: eliminate_groups for levels
 // with CTAs enough to fill the device, eliminate_panels for the narrow levels (engine.rs decides).
@@ -399,13 +429,7 @@ __device__ __forceinline__ void forward_record(const int* r, const real* fact, c
             for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * LD] : real(lane == k ? 1 : 0);
             const real rdi = real(1) / ((lane < n) ? L[lane + lane * LD] : real(1));
             real* ye = yb + (long long)e[E_BLOCK] * n + (long long)c * rows;
-            real v = lane < n ? ye[lane] : real(0);
-#pragma unroll
-            for (int j = 0; j < LD; ++j) {
-                if (lane == j) v *= rdi;
-                const real zj = __shfl_sync(FULL_MASK, v, j);
-                if (lane > j) v -= l[j] * zj;
-            }
+            const real v = trsv_lower_warp(lane < n ? ye[lane] : real(0), l, rdi, lane);
             if (lane < LD) sz[warp][lane] = v;
             if (e[E_OWNED] && lane < n) z[item * item_rhs + (long long)e[E_BLOCK] * n + (long long)c * rows + lane] = v;
         }
@@ -465,18 +489,9 @@ __device__ __forceinline__ void backward_record(const int* r, const real* fact, 
         for (int cc = 0; cc < ncpl; ++cc) {
             const real* xs = zb + (long long)r[2 + 2 * cc] * n + (long long)c * rows;
             const real xk = lane < n ? xs[lane] : real(0);
-            const real* X = sX + cc * LD * SLD;
-            real s = 0;
-#pragma unroll
-            for (int k = 0; k < LD; ++k) s += (lane < LD ? X[k + lane * SLD] : real(0)) * __shfl_sync(FULL_MASK, xk, k);
-            v -= s;
+            v -= matvec_warp(sX + cc * LD * SLD, SLD, 1, xk, lane);  // (X_{s,e}ᵀ·x_s)_lane
         }
-#pragma unroll
-        for (int j = LD - 1; j >= 0; --j) {
-            if (lane == j) v *= rdi;
-            const real xj = __shfl_sync(FULL_MASK, v, j);
-            if (lane < j) v -= lc[j] * xj;
-        }
+        v = trsv_lower_trans_warp(v, lc, rdi, lane);
         if (lane < n) zb[(long long)r[0] * n + (long long)c * rows + lane] = v;
     }
 }

@@ -123,6 +123,15 @@ impl PlanOptions {
         }
         Ok(PivotPolicy { threshold: T::from_f64(self.pivot_threshold), boost: T::from_f64(self.pivot_boost) })
     }
+
+    /// The CPU threads `threads` asks for (0: every available core).
+    fn resolved_threads(&self) -> usize {
+        if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |t| t.get())
+        } else {
+            self.threads
+        }
+    }
 }
 
 /// Outcome of the last factorization for one batch item.
@@ -203,11 +212,7 @@ impl<T: Scalar> Plan<T> {
         }
         // Invalid options fail as themselves, not as "every candidate failed".
         options.pivot_policy::<T>()?;
-        let threads = if options.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |t| t.get())
-        } else {
-            options.threads
-        };
+        let threads = options.resolved_threads();
         let model = dispatch::CostModel::global();
         // Probe the GPU (once per process) only where a GPU target is allowed.
         let gpu = if options.backend != Backend::Cpu { dispatch::gpu_name() } else { None };
@@ -270,11 +275,7 @@ impl<T: Scalar> Plan<T> {
 
     /// The plan for `options` as given; an `Auto` part is resolved by the provisional rule.
     fn create(dims: Dims, options: PlanOptions) -> Result<Self> {
-        let threads = if options.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |t| t.get())
-        } else {
-            options.threads
-        };
+        let threads = options.resolved_threads();
         let max_nrhs = if options.max_nrhs == 0 { 16 } else { options.max_nrhs };
         let pivots = options.pivot_policy::<T>()?;
         let work = dims.batch as f64 * dims.n_blocks as f64 * (dims.block_size as f64).powi(3);

@@ -380,7 +380,6 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let stream = Stream::new_owned(&dev)?;
         let b = dims.batch;
-        let bs_elems = spec.ld * spec.ld;
         let seq = if algorithm == GpuAlgorithm::Sequential {
             let factor = f("btchol_factor_seq_small")?;
             opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
@@ -417,8 +416,8 @@ impl<T: Scalar> CudaEngine<T> {
                 tail,
                 recs,
                 levels: cta_levels,
-                fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs_elems, "GPU factor blocks")?,
-                xslots: DeviceBuffer::zeroed(&dev, b * schedule.n_slots() * bs_elems, "GPU factor couplings")?,
+                fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU factor blocks")?,
+                xslots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU factor couplings")?,
                 z: DeviceBuffer::zeroed(&dev, b * dims.rows() * max_nrhs, "GPU solutions")?,
             })
         } else {
@@ -541,6 +540,13 @@ impl<T: Scalar> CudaEngine<T> {
         self.stream.synchronize()
     }
 
+    /// Elements per item of the diagonal-block and coupling-slot buffers (the kernels'
+    /// `item_diag`, `item_slots`).
+    fn item_extents(&self) -> (i64, i64) {
+        let bs = (self.spec.ld * self.spec.ld) as i64;
+        (self.dims.n_blocks as i64 * bs, self.n_slots as i64 * bs)
+    }
+
     /// Whether the factor kernels may boost pivots (then counts are kept per item).
     fn boosting(&self) -> bool {
         self.numerics.boost > T::ZERO
@@ -588,7 +594,6 @@ impl<T: Scalar> CudaEngine<T> {
     ) -> Result<()> {
         self.dev.bind()?;
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         self.fill_keys(&self.nonfinite)?;
         let mask_ptr = match mask {
             Some(m) => {
@@ -601,7 +606,7 @@ impl<T: Scalar> CudaEngine<T> {
         let row_major = (layout == Layout::RowMajor) as i32;
         let (dst_d, dst_s) = (self.diag.ptr, self.slots.ptr);
         let (nb, nsub) = (d.n_blocks as i32, d.n_blocks as i32 - 1);
-        let (item_d, item_s) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+        let (item_d, item_s) = self.item_extents();
         // The sequential kernels read E_i untransposed; nested dissection in its schedule's orientation.
         let (no_flags, flags) = (0u64, if self.seq.is_some() { 0u64 } else { self.sub_transposed.ptr });
         let (lower, full) = (1i32, 0i32);
@@ -632,8 +637,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the factor kernels of one level.
     fn enqueue_factor_level(&self, l: usize) -> Result<()> {
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
-        let (n, item_d, item_s) = (d.block_size as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+        let (n, (item_d, item_s)) = (d.block_size as i32, self.item_extents());
         let (diag, slots, fail, lr) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.levels[l]);
         let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
         let level = l as i32;
@@ -661,9 +665,7 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_factor(&self) -> Result<()> {
         if let Some(sq) = &self.seq {
             let d = self.dims;
-            let bs = (self.spec.ld * self.spec.ld) as i64;
-            let (n, nb, item_d, item_s) =
-                (d.block_size as i32, d.n_blocks as i32, d.n_blocks as i64 * bs, self.n_slots as i64 * bs);
+            let (n, nb, (item_d, item_s)) = (d.block_size as i32, d.n_blocks as i32, self.item_extents());
             let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
             let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
             let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
@@ -761,9 +763,8 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the forward-substitution kernels of one level on the packed right-hand sides.
     fn enqueue_forward_level(&self, l: usize, m: usize) -> Result<()> {
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (diag, slots, y, fail, lr) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr, self.levels[l]);
         if let Some(sp) = &self.small {
             let (first, count) = sp.levels[l];
@@ -785,9 +786,8 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the backward substitution of levels `..below` (in reverse).
     fn enqueue_backward(&self, m: usize, below: usize) -> Result<()> {
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
         for lr in self.levels[..below].iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
@@ -808,9 +808,8 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_solve(&self, m: usize) -> Result<()> {
         if let Some(sq) = &self.seq {
             let d = self.dims;
-            let bs = (self.spec.ld * self.spec.ld) as i64;
             let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
-            let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+            let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
             let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
             let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
             return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
@@ -831,9 +830,8 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_solve_tail(&self, m: usize) -> Result<()> {
         let Some(sp) = self.small.as_ref().filter(|sp| sp.tail_from < self.levels.len()) else { return Ok(()) };
         let d = self.dims;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
-        let (item_d, item_s, item_r) = (d.n_blocks as i64 * bs, self.n_slots as i64 * bs, (d.rows() * m) as i64);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (fact, xslots, y, z, fail) = (sp.fact.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;
@@ -1046,12 +1044,11 @@ impl<T: Scalar> CudaEngine<T> {
         self.dev.bind()?;
         let d = self.dims;
         let buf = DeviceBuffer::<f64>::zeroed(&self.dev, d.batch, "logdet output")?;
-        let bs = (self.spec.ld * self.spec.ld) as i64;
         let (diag, n, nb, item_d, fail, o) = (
             self.factor_diag_ptr(),
             d.block_size as i32,
             d.n_blocks as i32,
-            d.n_blocks as i64 * bs,
+            self.item_extents().0,
             self.fail.ptr,
             buf.ptr,
         );

@@ -78,6 +78,8 @@ pub struct MixedPlan {
     x: Vec<f64>,
     r: Vec<f64>,
     d32: Vec<f32>,
+    /// GPU refinement: per (item, column) max |b|, max |r|, max |x| (reused across solves).
+    col_max: [Vec<f64>; 3],
     state: MixedState,
     /// GPU plans: the device side of the refinement (declared after `low`, which uses its
     /// stream, so that it is dropped after it).
@@ -135,6 +137,7 @@ impl MixedPlan {
             x: Vec::new(),
             r: Vec::new(),
             d32: Vec::new(),
+            col_max: Default::default(),
             state: MixedState::Empty,
         })
     }
@@ -359,8 +362,11 @@ impl MixedPlan {
         let dense = RhsShape::dense(dims, m, Layout::ColMajor);
         let (max_iterations, tolerance) = self.limits();
         let (rows, columns) = (dims.rows(), dims.batch * m);
-        let bmax: Vec<f64> = self.b.chunks_exact(rows).map(|c| c.iter().fold(0.0f64, |s, v| s.max(v.abs()))).collect();
-        let (mut rmax, mut xmax) = (vec![0.0; columns], vec![0.0; columns]);
+        let [mut bmax, mut rmax, mut xmax] = std::mem::take(&mut self.col_max);
+        bmax.clear();
+        bmax.extend(self.b.chunks_exact(rows).map(|c| c.iter().fold(0.0f64, |s, v| s.max(v.abs()))));
+        rmax.resize(columns, 0.0);
+        xmax.resize(columns, 0.0);
         let dr = self.device.as_mut().expect("GPU plan");
         dr.start(&self.b, m)?;
         dr.read_maxima(m, &mut rmax, &mut xmax)?;
@@ -391,6 +397,7 @@ impl MixedPlan {
                 break;
             }
         }
+        self.col_max = [bmax, rmax, xmax];
         self.x.resize(self.b.len(), 0.0);
         dr.read_x(m, &mut self.x)?;
         self.finish(m, iterations, berr, tolerance)

@@ -118,3 +118,17 @@ pub fn check_gpu_against_cpu<T: Scalar>(
         "GPU and CPU {cpu_algorithm:?} differ by {diff:e} (N={nb} n={n})"
     );
 }
+
+/// After item `bad` failed to factor: a solve reports the failure, leaves that item's right-hand
+/// side untouched and solves every other item (backward error against the reference).
+pub fn check_solve_skips_failed_item(p: &mut Plan<f64>, m: &BlockTridiagRef<'_, f64>, bad: usize) {
+    let dims = p.dims();
+    let b = random_vec::<f64>(1, dims.batch * dims.rows());
+    let mut x = b.clone();
+    assert!(p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).is_err());
+    let rows = dims.rows();
+    assert_eq!(&x[bad * rows..][..rows], &b[bad * rows..][..rows], "failed item's rhs untouched");
+    let (xr, br) =
+        (RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, 1, Layout::RowMajor, &b).unwrap());
+    assert!(backward_error(m, &xr, &br, &[bad]) < tolerance::<f64>(dims.block_size));
+}

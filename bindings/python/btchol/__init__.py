@@ -246,6 +246,13 @@ def _half_kind(a, fmt, name):
     return None
 
 
+def _check_same_kind(kinds):
+    """TypeError unless the (name, half format or None) pairs of D and E agree on 16-bit or not."""
+    if len({k for _, k in kinds}) > 1:
+        desc = ", ".join(f"{name}: {'16-bit' if k is not None else 'not 16-bit'}" for name, k in kinds)
+        raise TypeError(f"D and E must both hold 16-bit floats or both the plan's dtype ({desc})")
+
+
 def _widen(bits, fmt, dtype):
     """16-bit values (an array of uint16 bits) widened exactly to ``dtype`` (same shape/order)."""
     bits = bits.view(np.uint16)
@@ -543,9 +550,7 @@ class Plan(_PlanBase):
             arrays.append(a)
         if all(k is None for _, k in kinds):
             return None
-        if len({k for _, k in kinds}) > 1:
-            desc = ", ".join(f"{name}: {'16-bit' if k is not None else 'not 16-bit'}" for name, k in kinds)
-            raise TypeError(f"D and E must both hold 16-bit floats or both the plan's dtype ({desc})")
+        _check_same_kind(kinds)
         views = [a.view(np.uint16) if isinstance(a, np.ndarray) else a for a in arrays]
         Dh, Eh = self._host_blocks(*views, dtype=np.uint16)
         return kinds[0][1], Dh, Eh
@@ -863,9 +868,7 @@ class Plan(_PlanBase):
             if d.ptr % d.dtype.itemsize:
                 raise ValueError(f"{name}'s device pointer is not aligned for {d.dtype}")
             arrays.append(d)
-        if len({k for _, k in kinds}) > 1:
-            desc = ", ".join(f"{name}: {'16-bit' if k is not None else 'not 16-bit'}" for name, k in kinds)
-            raise TypeError(f"D and E must both hold 16-bit floats or both the plan's dtype ({desc})")
+        _check_same_kind(kinds)
         for d in arrays:
             if d is not None:
                 self._consume(d)
