@@ -5,7 +5,8 @@
 #                                 binary, strip them and put them in .bundle/ (git-ignored)
 #   scripts/gpu-check.sh run      (on the GPU machine, from the repository root) run every GPU
 #                                 test with BTCHOL_REQUIRE_GPU=1, compute-sanitizer memcheck and
-#                                 racecheck on a small and a medium problem, and a short benchmark;
+#                                 racecheck on a small and a medium problem, the Python binding's
+#                                 tests against the bundled libbtchol.so, and a short benchmark;
 #                                 prints one summary line. Results go to $OUT (or .bundle/out).
 #
 # Device call (see README, contributing):  run(command="bash scripts/gpu-check.sh run", carry=[".bundle"])
@@ -24,8 +25,11 @@ for l in sys.stdin:
     except Exception: continue
     if m.get("profile",{}).get("test") and m.get("executable"): print(m["executable"])' \
         | while read -r exe; do cp "$exe" .bundle/tests/; done
-    cp target/release/btchol .bundle/
-    strip --strip-debug .bundle/btchol .bundle/tests/* 2>/dev/null || true
+    cargo build --release --lib
+    cp target/release/btchol target/release/libbtchol.so .bundle/
+    strip --strip-debug .bundle/btchol .bundle/libbtchol.so .bundle/tests/* 2>/dev/null || true
+    # pytest for the Python binding's tests (pure Python; the GPU machine has no network)
+    python3 -m pip install -q --target .bundle/pylib pytest
     git rev-parse --short HEAD > .bundle/commit 2>/dev/null || true
     du -sh .bundle
     exit 0
@@ -59,6 +63,9 @@ for suite in refine_gradient masks regularize deterministic; do
         step "test-$suite-cuda" env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
     done
 done
+# The Python binding against this build (CUDA tests, CuPy / PyTorch device arrays, 16-bit inputs).
+step python-binding env BTCHOL_LIB=$PWD/.bundle/libbtchol.so PYTHONPATH=$PWD/.bundle/pylib \
+    python3 -m pytest -q -p no:cacheprovider bindings/python/tests
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"

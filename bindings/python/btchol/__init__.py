@@ -437,8 +437,11 @@ class Plan(_PlanBase):
     dtype : np.float64 (default) or np.float32
     layout : 'C' (default) or 'F'
         Storage of each block and the array conventions of the whole plan (module docstring).
-    backend : 'auto' (default: the GPU if usable, else the CPU), 'cpu' or 'cuda'
-    algorithm : 'auto' (default), 'seq' (sequential block recursion) or 'nd' (nested dissection)
+    backend : 'auto' (default), 'cpu' or 'cuda'
+    algorithm : 'auto' (default), 'seq' (sequential block recursion; on the GPU one item per
+        thread block, n <= 32) or 'nd' (nested dissection)
+        With 'auto' the plan picks the fastest target by the calibrated cost model (``btchol
+        calibrate``; the GPU only where one is usable); ``backend`` / ``algorithm`` tell which.
     threads : int
         CPU threads of the plan's pool; 0 (default) means all cores.
     max_nrhs : int

@@ -400,20 +400,32 @@ def test_cuda_backend_unavailable_without_gpu():
 
 
 @requires_cuda
-def test_auto_backend_picks_cuda_for_large_problems():
-    # 'auto' uses the GPU for B*N*n^3 >= 4e6 (and not with algorithm 'seq'), else the CPU.
-    with btchol.Plan(1, 1024, 16) as plan:
-        assert plan.backend == "cuda" and plan.algorithm == "nd"
-    with btchol.Plan(1, 4, 2) as plan:
-        assert plan.backend == "cpu"
-    with btchol.Plan(1, 1024, 16, algorithm="seq") as plan:
-        assert plan.backend == "cpu"
+def test_auto_picks_a_valid_target_and_solves():
+    # 'auto' ranks the four targets by the calibrated cost model (the choice depends on the
+    # machine); whatever it picks must be a real target and must solve correctly.
+    for B, N, n in [(1, 1024, 16), (1, 4, 2), (64, 32, 8)]:
+        D, E, b = make_problem(B, N, n, 2, np.float64, seed=B + N + n)
+        with btchol.Plan(B, N, n) as plan:
+            assert (plan.backend, plan.algorithm) in {("cpu", "seq"), ("cpu", "nd"), ("cuda", "nd"), ("cuda", "seq")}
+            check_solution(D, E, b, plan.factor_solve(D, E, b.copy()), np.float64)
+    with btchol.Plan(1, 1024, 16, algorithm="seq", backend="cpu") as plan:
+        assert (plan.backend, plan.algorithm) == ("cpu", "seq")
 
 
 @requires_cuda
-def test_cuda_refuses_sequential():
-    with pytest.raises(btchol.InvalidArgumentError, match="nested dissection"):
-        btchol.Plan(1, 4, 2, backend="cuda", algorithm="seq")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cuda_sequential_per_item(dtype):
+    # the per-item sequential GPU algorithm (batches of short systems), block sizes up to 32
+    D, E, b = make_problem(5, 7, 9, 3, dtype, seed=77)
+    with btchol.Plan(5, 7, 9, dtype=dtype, backend="cuda", algorithm="seq") as plan:
+        assert (plan.backend, plan.algorithm) == ("cuda", "seq")
+        check_solution(D, E, b, plan.factor_solve(D, E, b.copy()), dtype)
+
+
+@requires_cuda
+def test_cuda_sequential_refuses_large_blocks():
+    with pytest.raises(btchol.UnsupportedError, match="nested dissection"):
+        btchol.Plan(1, 4, 33, backend="cuda", algorithm="seq")
 
 
 @requires_cupy
