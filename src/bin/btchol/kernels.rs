@@ -3,6 +3,7 @@
 
 use btchol::cuda::jit::{self, KernelSpec};
 use btchol::cuda::runtime::Device;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const HELP: &str = "\
 Usage: btchol kernels --check [--arch sm_XY ...]   compile every kernel variant (NVRTC only)
@@ -72,33 +73,55 @@ pub fn run(args: &[String]) -> i32 {
         (archs, 200 * 1024)
     };
     let specs = KernelSpec::all(smem);
+    // A variant takes seconds to compile and NVRTC is thread-safe: compile them on all cores.
+    let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(specs.len() + 1);
     let mut failed = 0;
     for &arch in &archs {
         let t = std::time::Instant::now();
-        let mut ok = 0;
-        for spec in &specs {
-            let r =
-                if warm { jit::load_or_compile(spec, arch).map(|_| ()) } else { jit::compile(spec, arch).map(|_| ()) };
-            match r {
-                Ok(()) => ok += 1,
-                Err(e) => {
-                    failed += 1;
-                    eprintln!("FAILED {spec:?} on sm_{}{}: {e}", arch.0, arch.1);
-                }
-            }
+        let next = AtomicUsize::new(0);
+        // Job i < specs.len(): variant i; job specs.len(): the refinement kernels (mixed
+        // precision, one module per architecture). Each worker returns its failures.
+        let job = |i: usize| -> Result<(), String> {
+            let r = match (specs.get(i), warm) {
+                (Some(spec), true) => jit::load_or_compile(spec, arch).map(|_| ()),
+                (Some(spec), false) => jit::compile(spec, arch).map(|_| ()),
+                (None, true) => jit::load_or_compile_refine(arch).map(|_| ()),
+                (None, false) => jit::compile_refine(arch).map(|_| ()),
+            };
+            r.map_err(|e| match specs.get(i) {
+                Some(spec) => format!("FAILED {spec:?} on sm_{}{}: {e}", arch.0, arch.1),
+                None => format!("FAILED refine.cu on sm_{}{}: {e}", arch.0, arch.1),
+            })
+        };
+        let errors: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut errs = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i > specs.len() {
+                                return errs;
+                            }
+                            if let Err(e) = job(i) {
+                                errs.push(e);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|_| vec!["a compile worker panicked".into()]))
+                .collect()
+        });
+        for e in &errors {
+            eprintln!("{e}");
         }
-        // The refinement kernels (mixed precision): one module per architecture.
-        let r =
-            if warm { jit::load_or_compile_refine(arch).map(|_| ()) } else { jit::compile_refine(arch).map(|_| ()) };
-        match r {
-            Ok(()) => ok += 1,
-            Err(e) => {
-                failed += 1;
-                eprintln!("FAILED refine.cu on sm_{}{}: {e}", arch.0, arch.1);
-            }
-        }
+        failed += errors.len();
+        let ok = specs.len() + 1 - errors.len();
         println!(
-            "sm_{}{}: {ok}/{} kernel variants compiled (NVRTC {}.{}, {:.1} s)",
+            "sm_{}{}: {ok}/{} kernel variants compiled (NVRTC {}.{}, {:.1} s on {workers} threads)",
             arch.0,
             arch.1,
             specs.len() + 1,
