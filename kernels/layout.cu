@@ -41,16 +41,22 @@ __device__ __forceinline__ void convert_blocks(const S* src, real* dst, int n, i
 }
 
 // Right-hand sides: caller element (item, row, col) at src + item·item_stride + row·rs + col·cs
-// → internal y[item·item_rhs + col·rows + row], checking for non-finite values.
+// → internal y[item·item_rhs + col·rows + row], checking for non-finite values: one sets
+// nonfinite[item] to min(row·2^32 + col0 + col) and clears *any (all ones while every value seen
+// is finite), which btchol_unpack_rhs reads so that no solution is written (engine.rs reads the
+// keys once, after the whole solve, instead of waiting between the check and the solve).
 template <typename S>
 __device__ __forceinline__ void pack_rhs(const S* caller, real* y, int rows, int m, long long rs, long long cs,
                                          long long item_stride, long long item_rhs, unsigned long long* nonfinite,
-                                         int ctas_per_item) {
+                                         int ctas_per_item, int col0, unsigned long long* any) {
     const int item = blockIdx.x / ctas_per_item, part = blockIdx.x % ctas_per_item;
     for (long long idx = part * (long long)NT + threadIdx.x; idx < (long long)rows * m; idx += (long long)ctas_per_item * NT) {
         int r = idx % rows, c = idx / rows;
         const real v = widen(caller[item * item_stride + r * rs + c * cs]);
-        if (!isfinite(v)) atomicMin(&nonfinite[item], ((unsigned long long)r << 32) | (unsigned long long)c);
+        if (!isfinite(v)) {
+            atomicMin(&nonfinite[item], ((unsigned long long)r << 32) | (unsigned long long)(col0 + c));
+            *any = 0;
+        }
         y[item * item_rhs + (long long)c * rows + r] = v;
     }
 }
@@ -65,20 +71,22 @@ __device__ __forceinline__ void pack_rhs(const S* caller, real* y, int rows, int
     }                                                                                                                  \
     extern "C" __global__ void __launch_bounds__(NT) NAME##_rhs(                                                       \
         const S* caller, real* y, int rows, int m, long long rs, long long cs, long long item_stride,                 \
-        long long item_rhs, unsigned long long* nonfinite, int ctas_per_item) {                                       \
-        pack_rhs<S>(caller, y, rows, m, rs, cs, item_stride, item_rhs, nonfinite, ctas_per_item);                     \
+        long long item_rhs, unsigned long long* nonfinite, int ctas_per_item, int col0,                                \
+        unsigned long long* any) {                                                                                     \
+        pack_rhs<S>(caller, y, rows, m, rs, cs, item_stride, item_rhs, nonfinite, ctas_per_item, col0, any);          \
     }
 CONVERT_ENTRY(btchol_convert_blocks, real)
 CONVERT_ENTRY(btchol_convert_blocks_f16, f16_bits)
 CONVERT_ENTRY(btchol_convert_blocks_bf16, bf16_bits)
 
 // Internal y → caller element (item, row, col) of x (the plan's precision), for items with no
-// failure (failed and masked items keep their right-hand side).
+// failure (failed and masked items keep their right-hand side); nothing at all once pack_rhs has
+// seen a non-finite value (*any cleared): the caller's array stays as it was.
 extern "C" __global__ void __launch_bounds__(NT) btchol_unpack_rhs(
     real* caller, const real* y, int rows, int m, long long rs, long long cs, long long item_stride,
-    long long item_rhs, const unsigned long long* fail, int ctas_per_item) {
+    long long item_rhs, const unsigned long long* fail, int ctas_per_item, const unsigned long long* any) {
     const int item = blockIdx.x / ctas_per_item, part = blockIdx.x % ctas_per_item;
-    if (fail[item] != NO_FAILURE) return;
+    if (fail[item] != NO_FAILURE || *any != NO_FAILURE) return;
     for (long long idx = part * (long long)NT + threadIdx.x; idx < (long long)rows * m; idx += (long long)ctas_per_item * NT) {
         int r = idx % rows, c = idx / rows;
         caller[item * item_stride + r * rs + c * cs] = y[item * item_rhs + (long long)c * rows + r];

@@ -542,8 +542,12 @@ impl<T: Scalar> Plan<T> {
         self.first_failure()
     }
 
-    /// Solves right-hand sides that live in GPU memory, in place, on the plan's stream (the call
-    /// returns once the work is queued; use [`Plan::synchronize`] before reading them on the host).
+    /// Solves right-hand sides that live in GPU memory, in place, on the plan's stream. The values
+    /// are checked for NaN/Inf on the device and the check is read back once, after the solve has
+    /// been queued, so the call returns when the solve is complete (one wait per call, none
+    /// between the check and the solve). A non-finite value is reported as [`Error::NonFinite`]
+    /// and leaves the array unwritten from its pass of `max_nrhs` columns on (earlier passes are
+    /// solved).
     ///
     /// # Safety
     /// `data` must be device memory of the current device holding `shape.required_len(dims)`

@@ -191,6 +191,61 @@ fn gpu_device_pointers_and_caller_stream() {
     }
 }
 
+/// NaN/Inf in right-hand sides in GPU memory: the error names the first offending element (also
+/// in a later pass of a multi-pass solve), the caller's array is not written from the offending
+/// pass on, and the plan solves the next clean right-hand sides correctly.
+#[test]
+fn gpu_device_rhs_non_finite_is_reported_and_leaves_the_array() {
+    if !gpu_or_skip("gpu_device_rhs_non_finite_is_reported_and_leaves_the_array") {
+        return;
+    }
+    use cudarc::driver::{CudaContext, DevicePtrMut};
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let dims = Dims::new(3, 6, 5).unwrap();
+    let (d, e) = random_problem::<f64>(21, dims, Layout::RowMajor, 1.0);
+    let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+    // max_nrhs 2: 5 right-hand sides take three passes.
+    let mut p = Plan::<f64>::new(dims, PlanOptions { max_nrhs: 2, ..cuda(1) }).unwrap();
+    p.upload(&m).unwrap();
+    p.factor().unwrap();
+    let (nrhs, rows) = (5, dims.rows());
+    let shape = RhsShape::dense(dims, nrhs, Layout::RowMajor);
+    // (item, row, col): in the first pass, and in the last one (passes before it are solved).
+    for (item, row, col, untouched_from) in [(1, 13, 1, 0), (2, 29, 4, 4)] {
+        let mut b = random_vec::<f64>(22, dims.batch * rows * nrhs);
+        b[item * rows * nrhs + row * nrhs + col] = if col == 1 { f64::NAN } else { f64::NEG_INFINITY };
+        let mut db = stream.clone_htod(&b).unwrap();
+        stream.synchronize().unwrap();
+        let err = unsafe {
+            let (pb, _g) = db.device_ptr_mut(&stream);
+            p.solve_device(shape, pb as *mut f64).unwrap_err()
+        };
+        let want = Error::NonFinite { operand: Operand::RightHandSide, item, block: row / 5, row: row % 5, col };
+        assert_eq!(err, want);
+        let x = stream.clone_dtoh(&db).unwrap();
+        for k in 0..dims.batch {
+            for r in 0..rows {
+                for c in untouched_from..nrhs {
+                    let i = k * rows * nrhs + r * nrhs + c;
+                    assert!(x[i].to_bits() == b[i].to_bits(), "column {c} of item {k} was written");
+                }
+            }
+        }
+    }
+    let b = random_vec::<f64>(23, dims.batch * rows * nrhs);
+    let mut db = stream.clone_htod(&b).unwrap();
+    stream.synchronize().unwrap();
+    unsafe {
+        let (pb, _g) = db.device_ptr_mut(&stream);
+        p.solve_device(shape, pb as *mut f64).unwrap();
+    }
+    p.synchronize().unwrap();
+    let x = stream.clone_dtoh(&db).unwrap();
+    let be = backward_error(&m, &RhsRef::new(dims, shape, &x).unwrap(), &RhsRef::new(dims, shape, &b).unwrap(), &[]);
+    assert!(be < tolerance::<f64>(5), "solve after a rejected right-hand side: backward error {be:e}");
+}
+
 /// factor_solve (forward substitution interlaced with the factorization, one synchronisation)
 /// gives the same answer as factor then solve, skips a failed item, and falls back to chunks when
 /// there are more right-hand sides than one pass holds.

@@ -445,7 +445,8 @@ impl<T: Scalar> CudaEngine<T> {
             mask: DeviceBuffer::zeroed(&dev, b, "GPU batch mask")?,
             host_mask: PinnedBuffer::filled(&dev, b, 0, "host batch mask")?,
             saved_keys: DeviceBuffer::zeroed(&dev, b, "GPU saved failure keys")?,
-            nonfinite: DeviceBuffer::zeroed(&dev, 2 * b, "GPU input checks")?,
+            // Per item: diagonal-block keys, coupling keys; then one "any right-hand side non-finite" word.
+            nonfinite: DeviceBuffer::zeroed(&dev, 2 * b + 1, "GPU input checks")?,
             staging: DeviceBuffer::zeroed(&dev, dims.diag_len() + dims.sub_len(), "GPU upload staging")?,
             rhs: DeviceBuffer::zeroed(&dev, b * rows * max_nrhs, "GPU right-hand sides")?,
             host_rhs: PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?,
@@ -1006,7 +1007,11 @@ impl<T: Scalar> CudaEngine<T> {
         let (rs, cs) = Self::strides(&shape);
         let rows = d.rows() as i32;
         let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
+        // The input check's "any value non-finite" word after the per-item keys: the unpack kernel
+        // reads it on the device, so the check costs no wait between packing and solving.
+        let any = keys + 8 * (self.nonfinite.len() - 1) as u64;
         let elem_in = if format == SourceFormat::Native { std::mem::size_of::<T>() } else { 2 };
+        self.fill_keys(&self.nonfinite)?;
         let mut c0 = 0;
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
@@ -1014,28 +1019,28 @@ impl<T: Scalar> CudaEngine<T> {
             let dst = x + (c0 * cs * std::mem::size_of::<T>()) as u64;
             let ctas = (d.rows() * m).div_ceil(self.spec.threads * 4).clamp(1, 1024);
             let (mm, rs_, cs_, is_) = (m as i32, rs as i64, cs as i64, shape.item_stride as i64);
-            let item_r = (d.rows() * m) as i64;
-            let cpi = ctas as i32;
-            self.fill_keys(&self.nonfinite)?;
-            let mut a = args![src, y, rows, mm, rs_, cs_, is_, item_r, keys, cpi];
+            let (item_r, cpi, col0) = ((d.rows() * m) as i64, ctas as i32, c0 as i32);
+            let mut a = args![src, y, rows, mm, rs_, cs_, is_, item_r, keys, cpi, col0, any];
             self.launch(&self.k.pack_rhs[format as usize], d.batch * ctas, 0, &mut a)?;
-            self.read_keys("nonfinite")?;
-            if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
-                let k = self.host_keys[item];
-                let (r, c) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-                return Err(Error::NonFinite {
-                    operand: Operand::RightHandSide,
-                    item,
-                    block: r / d.block_size,
-                    row: r % d.block_size,
-                    col: c0 + c,
-                });
-            }
             self.run(Sequence::Solve(m))?;
             let sol = self.solution_ptr();
-            let mut a = args![dst, sol, rows, mm, rs_, cs_, is_, item_r, fail, cpi];
+            let mut a = args![dst, sol, rows, mm, rs_, cs_, is_, item_r, fail, cpi, any];
             self.launch(&self.k.unpack_rhs, d.batch * ctas, 0, &mut a)?;
             c0 += m;
+        }
+        // One wait, after everything is queued: a non-finite value anywhere means no column of x
+        // was written from then on (chunks solved before it are kept, as with host arrays).
+        self.read_keys("nonfinite")?;
+        if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
+            let k = self.host_keys[item];
+            let (r, c) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
+            return Err(Error::NonFinite {
+                operand: Operand::RightHandSide,
+                item,
+                block: r / d.block_size,
+                row: r % d.block_size,
+                col: c,
+            });
         }
         Ok(())
     }

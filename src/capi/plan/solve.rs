@@ -122,10 +122,11 @@ pub unsafe extern "C" fn btchol_plan_solve(
     })
 }
 
-/// Like `btchol_plan_solve`, with `rhs` in the memory of the plan's GPU, solved in stream order on
-/// the plan's stream (call `btchol_plan_synchronize` before reading it on the host). Elements are
-/// checked for NaN/Inf on the device (`BTCHOL_STATUS_NON_FINITE_INPUT`). A CPU plan returns
-/// `BTCHOL_STATUS_NO_CUDA`.
+/// Like `btchol_plan_solve`, with `rhs` in the memory of the plan's GPU, solved on the plan's
+/// stream. Elements are checked for NaN/Inf on the device and the check is read back once, after
+/// the solve, so the call returns when the solve is complete; a non-finite value gives
+/// `BTCHOL_STATUS_NON_FINITE_INPUT` and leaves `rhs` unwritten from its pass of `max_nrhs`
+/// columns on (earlier passes are solved). A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
 ///
 /// # Safety
 /// `plan` is NULL or a live handle; `rhs` is NULL or a device pointer to the element count of
