@@ -7,7 +7,8 @@
 #                                 test with BTCHOL_REQUIRE_GPU=1, compute-sanitizer memcheck and
 #                                 racecheck on a small and a medium problem, the Python binding's
 #                                 tests against the bundled libbtchol.so, and a short benchmark;
-#                                 prints one summary line. Results go to $OUT (or .bundle/out).
+#                                 prints one summary line. Bench CSVs and logs.tgz (every step's
+#                                 log) go to $OUT (or .bundle/out).
 #
 # Device call (see README, contributing):  run(command="bash scripts/gpu-check.sh run", carry=[".bundle"])
 set -uo pipefail
@@ -44,11 +45,15 @@ export BTCHOL_REQUIRE_GPU=1 BTCHOL_CACHE_DIR=/tmp/btchol-cache BTCHOL_BIN=$PWD/.
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "device: ${device:-none}   commit: $(cat .bundle/commit 2>/dev/null)"
 pass=0; fail=0; failed=()
-step() { # step NAME CMD...: run, log to $out, count
+# Step logs go to $logs and, after every step, into one archive $out/logs.tgz: the device tool
+# brings back only a few files from $OUT, and a call cut by its time limit still returns the logs.
+logs=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-logs.XXXXXX")
+step() { # step NAME CMD...: run, log to $logs, count
     local name=$1; shift
     echo "=== $name"
-    if "$@" >"$out/$name.log" 2>&1; then pass=$((pass + 1)); tail -n 3 "$out/$name.log"
-    else fail=$((fail + 1)); failed+=("$name"); tail -n 40 "$out/$name.log"; fi
+    if "$@" >"$logs/$name.log" 2>&1; then pass=$((pass + 1)); tail -n 3 "$logs/$name.log"
+    else fail=$((fail + 1)); failed+=("$name"); tail -n 40 "$logs/$name.log"; fi
+    tar czf "$out/logs.tgz" -C "$logs" .
 }
 
 # Warm the kernel cache once so the tests measure nothing but themselves.
