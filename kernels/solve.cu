@@ -29,6 +29,18 @@ __device__ __forceinline__ real sum_products(const real* slot_base, const real* 
 #define SLDS (LD + 1)
 #define FULL_WARP 0xffffffffu
 
+// One column of n ≤ 32·RPL values spread over a warp: lane i holds rows i, i + 32, ... (zero
+// beyond n), the layout of the staged substitutions below.
+__device__ __forceinline__ void load_column(real (&v)[RPL], const real* yc, int n, int lane) {
+#pragma unroll
+    for (int t = 0; t < RPL; ++t) v[t] = lane + 32 * t < n ? yc[lane + 32 * t] : real(0);
+}
+__device__ __forceinline__ void store_column(real* yc, const real (&v)[RPL], int n, int lane) {
+#pragma unroll
+    for (int t = 0; t < RPL; ++t)
+        if (lane + 32 * t < n) yc[lane + 32 * t] = v[t];
+}
+
 // Stages the lower triangle of L (n×n) into sL (leading dimension SLDS) and 1/diag into sInv.
 __device__ __forceinline__ void stage_lower(real* sL, real* sInv, const real* L, int n) {
     for (int idx = threadIdx.x; idx < n * n; idx += NT) {
@@ -54,8 +66,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
     for (int c = threadIdx.x >> 5; c < m; c += NT / 32) {
         real* yc = yi + (long long)c * rows;
         real v[RPL];
-#pragma unroll
-        for (int t = 0; t < RPL; ++t) v[t] = lane + 32 * t < n ? yc[lane + 32 * t] : real(0);
+        load_column(v, yc, n, lane);
 #pragma unroll
         for (int j = 0; j < LD; ++j) {
             if (j >= n) continue;  // (not break: the loop must unroll, v stays in registers)
@@ -67,9 +78,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
                 if (row > j && row < n) v[t] -= sL[row + j * SLDS] * xj;
             }
         }
-#pragma unroll
-        for (int t = 0; t < RPL; ++t)
-            if (lane + 32 * t < n) yc[lane + 32 * t] = v[t];
+        store_column(yc, v, n, lane);
     }
 }
 #else
@@ -134,8 +143,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_backward_eliminate(
     for (int c = threadIdx.x >> 5; c < m; c += NT / 32) {
         real* yc = yi + (long long)c * rows;
         real v[RPL];
-#pragma unroll
-        for (int t = 0; t < RPL; ++t) v[t] = lane + 32 * t < n ? yc[lane + 32 * t] : real(0);
+        load_column(v, yc, n, lane);
 #pragma unroll
         for (int j = LD - 1; j >= 0; --j) {
             if (j >= n) continue;
@@ -147,9 +155,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_backward_eliminate(
                 if (row < j) v[t] -= sL[j + row * SLDS] * xj;
             }
         }
-#pragma unroll
-        for (int t = 0; t < RPL; ++t)
-            if (lane + 32 * t < n) yc[lane + 32 * t] = v[t];
+        store_column(yc, v, n, lane);
     }
 #else
     const real* L = diag + item * item_diag + r[0] * BS;

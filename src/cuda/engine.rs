@@ -180,7 +180,7 @@ struct SmallPath<T> {
     backward_level: CudaFunction,
     /// The deep levels' forward and backward substitution in one launch (see `solve_tail`).
     solve_tail: CudaFunction,
-    /// First level of the merged tail (levels.len() when there is none) and its table.
+    /// First level of the merged tail (see `solve_tail`) and its table.
     tail_from: usize,
     tail: DeviceBuffer<i32>,
     recs: DeviceBuffer<i32>,
@@ -204,30 +204,27 @@ fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
 }
 
 /// Records a level may have at most to join the solve's merged tail (kernels/small.cu
-/// `btchol_solve_tail_small`): two rounds of its two groups of 256 threads. A round costs a
-/// record's memory latency and substitution chain (~2 µs estimated), a per-level launch in a
-/// graph ~6 µs measured (n = 32, N = 64: 93 µs for 16 launches), so a level of 8 records (4
-/// rounds) would gain nothing. To be tuned with scripts/gpu-ab.sh.
+/// `btchol_solve_tail_small`): two rounds of its two groups of 256 threads. Measured on the H100
+/// (scripts/gpu-ab.sh, 2026-11-23): the tail takes 3–7 % off the solve (n = 16, N = 64: 81 → 75
+/// µs); a level's cost is its dependent loads and substitution chains more than its launch.
 const TAIL_MAX_RECORDS: usize = 4;
 
 /// The deep levels the solve runs in one launch: the first level from which every level has at
-/// most [`TAIL_MAX_RECORDS`] level-CTA records and eliminations (`None` when the last level
-/// does not qualify), and per merged level [first level-CTA record, count, first elimination
-/// record, count] for the kernel.
-fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> Option<(usize, Vec<i32>)> {
+/// most [`TAIL_MAX_RECORDS`] level-CTA records and eliminations, and per merged level [first
+/// level-CTA record, count, first elimination record, count] for the kernel. Never empty: the
+/// root level is one elimination.
+fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> (usize, Vec<i32>) {
     let fits = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
     let mut from = levels.len();
     while from > 0 && fits(from - 1) {
         from -= 1;
     }
-    if from == levels.len() {
-        return None;
-    }
+    assert!(from < levels.len(), "the root level of a schedule is a single elimination");
     let table = (from..levels.len())
         .flat_map(|l| [cta_levels[l].0, cta_levels[l].1, levels[l].elim_offset, levels[l].n_elim])
         .map(|v| v as i32)
         .collect();
-    Some((from, table))
+    (from, table)
 }
 
 /// CTAs from which a factor level uses the wide kernel (groups of 128 threads per elimination)
@@ -398,12 +395,10 @@ impl<T: Scalar> CudaEngine<T> {
             opt_in_shared_memory(&factor_level_wide, spec.small_factor_smem_bytes())?;
             let solve_tail_fn = f("btchol_solve_tail_small")?;
             opt_in_shared_memory(&solve_tail_fn, spec.tail_solve_smem_bytes())?;
-            let (tail_from, tail_host) = solve_tail(&cta_levels, &levels).unwrap_or((levels.len(), Vec::new()));
-            let tail = DeviceBuffer::<i32>::zeroed(&dev, tail_host.len().max(1), "schedule records")?;
-            if !tail_host.is_empty() {
-                unsafe { result::memcpy_htod_sync(tail.ptr, &tail_host) }
-                    .map_err(|e| cuda_err("uploading the schedule", e))?;
-            }
+            let (tail_from, tail_host) = solve_tail(&cta_levels, &levels);
+            let tail = DeviceBuffer::<i32>::zeroed(&dev, tail_host.len(), "schedule records")?;
+            unsafe { result::memcpy_htod_sync(tail.ptr, &tail_host) }
+                .map_err(|e| cuda_err("uploading the schedule", e))?;
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, spec.ld, dev.sm_count);
             Some(SmallPath {
                 factor_level,
@@ -827,9 +822,9 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Queues the merged forward + backward substitution of the deep levels (small blocks only;
-    /// nothing when there is no tail).
+    /// nothing on the other paths).
     fn enqueue_solve_tail(&self, m: usize) -> Result<()> {
-        let Some(sp) = self.small.as_ref().filter(|sp| sp.tail_from < self.levels.len()) else { return Ok(()) };
+        let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
@@ -1080,7 +1075,7 @@ mod tests {
             let (_, cta_levels) = level_cta_records(&s);
             let (_, levels) = schedule_records(&s);
             let small = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
-            let (from, table) = solve_tail(&cta_levels, &levels).expect("the root level is always small");
+            let (from, table) = solve_tail(&cta_levels, &levels);
             assert!((from..levels.len()).all(small), "N={nb}");
             assert!(from == 0 || !small(from - 1), "N={nb}: the tail could start earlier");
             assert_eq!(table.len(), 4 * (levels.len() - from));

@@ -254,7 +254,7 @@ pub fn compile_refine(arch: (i32, i32)) -> Result<Vec<u8>> {
 
 /// The refinement kernels' CUBIN for `arch`, cached like the solver variants.
 pub fn load_or_compile_refine(arch: (i32, i32)) -> Result<std::sync::Arc<Vec<u8>>> {
-    load_or_compile_source("refine", REFINE_SOURCE, &refine_options(arch), arch)
+    load_or_compile_source("refine", "refine.cu", || REFINE_SOURCE.to_string(), &refine_options(arch), arch)
 }
 
 /// FNV-1a, 64 bits: a stable hash for cache keys (std's hasher may change between releases).
@@ -295,26 +295,33 @@ fn source_cache_key(name: &str, source: &str, opts: &[String], arch: (i32, i32))
 
 /// The CUBIN for `spec` on `arch`: from memory, else from disk, else compiled (and stored).
 pub fn load_or_compile(spec: &KernelSpec, arch: (i32, i32)) -> Result<std::sync::Arc<Vec<u8>>> {
-    load_or_compile_source("", &source(), &spec.options(arch), arch)
+    load_or_compile_source("", &format!("{spec:?}"), source, &spec.options(arch), arch)
 }
 
+/// `name`: the unit's part of the cache file name; `what`: how errors name it; `source`: its text,
+/// only built on a miss of the in-memory cache (keyed by name, options and architecture: the
+/// source of a name is fixed in a build).
 fn load_or_compile_source(
     name: &str,
-    source: &str,
+    what: &str,
+    source: impl FnOnce() -> String,
     opts: &[String],
     arch: (i32, i32),
 ) -> Result<std::sync::Arc<Vec<u8>>> {
-    static MEMORY: OnceLock<Mutex<HashMap<String, std::sync::Arc<Vec<u8>>>>> = OnceLock::new();
+    type Memory = HashMap<(String, Vec<String>, (i32, i32)), std::sync::Arc<Vec<u8>>>;
+    static MEMORY: OnceLock<Mutex<Memory>> = OnceLock::new();
     let memory = MEMORY.get_or_init(Default::default);
-    let key = source_cache_key(name, source, opts, arch)?;
-    if let Some(c) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+    let mem_key = (name.to_string(), opts.to_vec(), arch);
+    if let Some(c) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&mem_key) {
         return Ok(c.clone());
     }
+    let source = source();
+    let key = source_cache_key(name, &source, opts, arch)?;
     let path = cache_dir().map(|d| d.join(&key));
     let cubin = match path.as_ref().and_then(|p| std::fs::read(p).ok()) {
         Some(c) if !c.is_empty() => c,
         _ => {
-            let c = compile_source(source, opts, if name.is_empty() { "the solver kernels" } else { name }, arch)?;
+            let c = compile_source(&source, opts, what, arch)?;
             if let Some(p) = &path {
                 // Best effort: a read-only cache folder only costs a recompile next time.
                 let _ = write_atomically(p, &c);
@@ -323,7 +330,7 @@ fn load_or_compile_source(
         }
     };
     let c = std::sync::Arc::new(cubin);
-    memory.lock().unwrap_or_else(|p| p.into_inner()).insert(key, c.clone());
+    memory.lock().unwrap_or_else(|p| p.into_inner()).insert(mem_key, c.clone());
     Ok(c)
 }
 

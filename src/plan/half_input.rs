@@ -103,7 +103,8 @@ impl<T: Scalar> Plan<T> {
 
     /// [`Plan::solve_device`] for f16 / bf16 right-hand sides in GPU memory: `b` (shape `shape`)
     /// is widened on the device, solved, and the solution written to `x` (same shape, the plan's
-    /// precision; `b` is not modified). Ordered on the plan's stream. GPU plans only.
+    /// precision; `b` is not modified), on the plan's stream; returns when the solve is complete,
+    /// as [`Plan::solve_device`] (its NaN/Inf check and error behaviour too). GPU plans only.
     ///
     /// # Safety
     /// `b` and `x` must be device memory of the current device holding `shape.required_len(dims)`

@@ -886,9 +886,10 @@ class Plan(_PlanBase):
 
     def solve_device(self, b, sync: bool = True, half_format=None, out=None):
         """Like ``solve`` for a writable device array exposing ``__cuda_array_interface__``
-        (shape and strides as for ``solve``; never copied). The solve runs in order on the plan's
-        stream; with ``sync=True`` (default) this waits for it, so ``b`` can be used on any
-        stream afterwards; with ``sync=False`` use the plan's stream or call ``synchronize()``.
+        (shape and strides as for ``solve``; never copied). The solve runs on the plan's stream
+        and the call returns when it is complete (the library reads the device-side NaN/Inf check
+        of ``b`` back after the solve), so ``b`` can be used on any stream afterwards; ``sync`` is
+        kept for compatibility (``True`` also waits for any other work queued on the plan).
         Returns ``b``.
 
         16-bit right-hand sides (float16, or uint16/int16 bits with ``half_format``) are widened on
