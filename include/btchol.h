@@ -642,8 +642,9 @@ btchol_status btchol_plan_upload_device_half(struct btchol_plan *plan,
 /**
  * `btchol_plan_solve_device` for 16-bit right-hand sides in GPU memory: `rhs` (F16 or BF16,
  * shape as for `btchol_plan_solve`) is widened on the device and the solution written to `x`
- * (device memory, same shape, the plan's dtype), in stream order on the plan's stream; `rhs` is
- * not modified. A CPU plan returns `BTCHOL_STATUS_NO_CUDA`.
+ * (device memory, same shape, the plan's dtype) on the plan's stream; `rhs` is not modified.
+ * Returns when the solve is complete, NaN/Inf checked as by `btchol_plan_solve_device`. A CPU
+ * plan returns `BTCHOL_STATUS_NO_CUDA`.
  *
  * # Safety
  * `plan` is NULL or a live handle; `rhs` and `x` are NULL or device pointers to the element count
