@@ -245,6 +245,9 @@ fn wide_level_min_ctas(dtype: DType, ld: usize, sm_count: usize) -> usize {
 struct SeqPath {
     factor: CudaFunction,
     solve: CudaFunction,
+    /// Pipeline stages of the solve (KernelSpec::seq_solve_stages) and its shared memory.
+    solve_stages: usize,
+    solve_smem: usize,
 }
 
 /// A launch sequence the engine captures once as a CUDA graph and replays.
@@ -380,7 +383,11 @@ impl<T: Scalar> CudaEngine<T> {
         let seq = if algorithm == GpuAlgorithm::Sequential {
             let factor = f("btchol_factor_seq_small")?;
             opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
-            Some(SeqPath { factor, solve: f("btchol_solve_seq_small")? })
+            let solve = f("btchol_solve_seq_small")?;
+            let solve_stages = spec.seq_solve_stages(dims.batch, dev.sm_count, dev.smem_per_sm);
+            let solve_smem = spec.seq_solve_smem_bytes(solve_stages);
+            opt_in_shared_memory(&solve, solve_smem)?;
+            Some(SeqPath { factor, solve, solve_stages, solve_smem })
         } else {
             None
         };
@@ -807,8 +814,9 @@ impl<T: Scalar> CudaEngine<T> {
             let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
             let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
             let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
-            let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
-            return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
+            let stages = sq.solve_stages as i32;
+            let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail, stages];
+            return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, sq.solve_smem, &mut a) };
         }
         let tail_from = self.tail_from();
         (0..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;
