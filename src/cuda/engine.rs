@@ -11,7 +11,10 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS};
+use super::jit::{
+    self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_SOLVE_MAX_STAGES, SEQ_THREADS, SMALL_THREADS,
+    TAIL_THREADS,
+};
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
@@ -384,7 +387,12 @@ impl<T: Scalar> CudaEngine<T> {
             let factor = f("btchol_factor_seq_small")?;
             opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
             let solve = f("btchol_solve_seq_small")?;
-            let solve_stages = spec.seq_solve_stages(dims.batch, dev.sm_count, dev.smem_per_sm);
+            // BTCHOL_SEQ_SOLVE_STAGES=1..4 overrides the depth (for measuring the rule).
+            let solve_stages = std::env::var("BTCHOL_SEQ_SOLVE_STAGES")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .map(|s| s.clamp(1, SEQ_SOLVE_MAX_STAGES))
+                .unwrap_or_else(|| spec.seq_solve_stages(dims.batch, dev.sm_count, dev.smem_per_sm));
             let solve_smem = spec.seq_solve_smem_bytes(solve_stages);
             opt_in_shared_memory(&solve, solve_smem)?;
             Some(SeqPath { factor, solve, solve_stages, solve_smem })
