@@ -86,71 +86,29 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
 
 // Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
 // x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row].
-// A batch solve streams the whole factor through one warp per item, so each step's wait on memory
-// is what costs: the blocks of `stages` − 1 steps ahead (2 ≤ stages ≤ 4, the host's choice from the
-// shared memory per CTA the batch leaves: jit.rs seq_solve_stages) are in flight while a step
-// computes, only the lower triangle of D̂_i is copied, and the right-hand side rows of the step
-// furthest ahead are prefetched. With one right-hand side the previous step's result stays in
-// registers. Dynamic shared memory: seq_solve_smem_bytes(stages) (jit.rs), per stage D̂ then X,
-// leading dimension SEQ_SLD.
-#define SEQ_STAGE (2 * LD * SEQ_SLD)
-
-// As stage_block, the lower triangle only (D̂_i: the upper part is never read).
-__device__ __forceinline__ void stage_block_lower(real* dst, const real* src, int sld, int lane) {
-    for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
-        if (idx % LD >= idx / LD) copy_async(dst + idx % LD + (idx / LD) * sld, src + idx);
-}
-
-// cp.async.wait_group takes an immediate: at most `pending` (0..3) committed groups in flight.
-__device__ __forceinline__ void wait_async_upto(int pending) {
-    switch (pending) {
-        case 0: wait_async<0>(); break;
-        case 1: wait_async<1>(); break;
-        case 2: wait_async<2>(); break;
-        default: wait_async<3>(); break;
-    }
-}
-
-// Prefetches rows step·n .. step·n + n − 1 of every right-hand side column into L1.
-__device__ __forceinline__ void prefetch_rhs_rows(const real* yb, int step, int n, int m, int rows, int lane) {
-    if (lane < n)
-        for (int c = 0; c < m; ++c) prefetch_l1(yb + (long long)c * rows + (long long)step * n + lane);
-}
-
 extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small(
     const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag,
-    long long item_slots, long long item_rhs, const unsigned long long* fail, int stages) {
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* const stage_base = reinterpret_cast<real*>(smem_raw);
+    long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    __shared__ real sL[2][LD * SEQ_SLD], sX[2][LD * SEQ_SLD];
     const int item = blockIdx.x, lane = threadIdx.x;
     if (fail[item] != NO_FAILURE) return;
     const real* D = diag + item * item_diag;
     const real* S = slots + item * item_slots;
     real* yb = y + item * item_rhs;
-    // Step k of a sweep uses stage buffer k % stages: D̂ at its start, X after it.
-    auto stage_of = [&](int k) { return stage_base + (k % stages) * SEQ_STAGE; };
-
-    // Forward: step i needs D̂_i and X_{i−1} = slot i − 1.
-    auto stage_forward = [&](int i) {
-        if (i >= n_blocks) return;
-        real* st = stage_of(i);
-        stage_block_lower(st, D + i * BS, SEQ_SLD, lane);
-        if (i > 0) stage_block(st + LD * SEQ_SLD, S + (i - 1) * BS, SEQ_SLD, lane);
-        prefetch_rhs_rows(yb, i, n, m, rows, lane);
-    };
-    for (int k = 0; k + 1 < stages; ++k) {
-        stage_forward(k);
-        commit_async();  // (empty groups too: the count of groups in flight stays `stages` − 1)
-    }
-    real carry = real(0);  // m = 1: this lane's row of y_{i−1}
+    // Forward: step i needs D̂_i and X_{i−1} (staged in buffer i & 1).
+    stage_block(sL[0], D, SEQ_SLD, lane);
+    commit_async();
     for (int i = 0; i < n_blocks; ++i) {
-        // The buffer of step i − 1 is free: every lane passed the __syncwarp that ended it.
-        stage_forward(i + stages - 1);
+        const int cur = i & 1;
+        if (i + 1 < n_blocks) {
+            stage_block(sL[cur ^ 1], D + (i + 1) * BS, SEQ_SLD, lane);
+            stage_block(sX[cur ^ 1], S + i * BS, SEQ_SLD, lane);
+        }
         commit_async();
-        wait_async_upto(stages - 1);
+        wait_async<1>();
         __syncwarp();
-        const real* L = stage_of(i);
-        const real* X = L + LD * SEQ_SLD;
+        const real* L = sL[cur];
+        const real* X = sX[cur];
         real l[LD];
 #pragma unroll
         for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * SEQ_SLD] : real(lane == k ? 1 : 0);
@@ -159,38 +117,29 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
             real* yc = yb + (long long)c * rows;
             real v = lane < n ? yc[(long long)i * n + lane] : real(0);
             if (i > 0) {
-                const real yp = m == 1 ? carry : lane < n ? yc[(long long)(i - 1) * n + lane] : real(0);
+                const real yp = lane < n ? yc[(long long)(i - 1) * n + lane] : real(0);
                 v -= matvec_warp(X, 1, SEQ_SLD, yp, lane);  // (X_{i−1}·y_{i−1})_lane
             }
             v = trsv_lower_warp(v, l, rdi, lane);
             if (lane < n) yc[(long long)i * n + lane] = v;
-            carry = lane < n ? v : real(0);
         }
         __syncwarp();
     }
-    // Backward, in sweep order t = 0, 1, ... over blocks i = N − 1 − t: D̂_i and X_i = slot i.
+    // Backward: step i needs D̂_i and X_i.
     wait_async<0>();
     __syncwarp();
-    auto stage_backward = [&](int t) {
-        const int i = n_blocks - 1 - t;
-        if (i < 0) return;
-        real* st = stage_of(t);
-        stage_block_lower(st, D + i * BS, SEQ_SLD, lane);
-        if (i + 1 < n_blocks) stage_block(st + LD * SEQ_SLD, S + i * BS, SEQ_SLD, lane);
-        prefetch_rhs_rows(yb, i, n, m, rows, lane);
-    };
-    for (int k = 0; k + 1 < stages; ++k) {
-        stage_backward(k);
+    stage_block(sL[0], D + (n_blocks - 1) * BS, SEQ_SLD, lane);
+    commit_async();
+    for (int i = n_blocks - 1, buf = 0; i >= 0; --i, buf ^= 1) {
+        if (i > 0) {
+            stage_block(sL[buf ^ 1], D + (i - 1) * BS, SEQ_SLD, lane);
+            stage_block(sX[buf ^ 1], S + (i - 1) * BS, SEQ_SLD, lane);
+        }
         commit_async();
-    }
-    for (int t = 0; t < n_blocks; ++t) {
-        const int i = n_blocks - 1 - t;
-        stage_backward(t + stages - 1);
-        commit_async();
-        wait_async_upto(stages - 1);
+        wait_async<1>();
         __syncwarp();
-        const real* L = stage_of(t);
-        const real* X = L + LD * SEQ_SLD;
+        const real* L = sL[buf];
+        const real* X = sX[buf];
         // Lane i holds column i of D̂_i (row i of D̂_iᵀ).
         real lc[LD];
 #pragma unroll
@@ -200,15 +149,13 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
             real* yc = yb + (long long)c * rows;
             real v = lane < n ? yc[(long long)i * n + lane] : real(0);
             if (i + 1 < n_blocks) {
-                const real xn = m == 1 ? carry : lane < n ? yc[(long long)(i + 1) * n + lane] : real(0);
+                const real xn = lane < n ? yc[(long long)(i + 1) * n + lane] : real(0);
                 v -= matvec_warp(X, SEQ_SLD, 1, xn, lane);  // (X_iᵀ·x_{i+1})_lane
             }
             v = trsv_lower_trans_warp(v, lc, rdi, lane);
             if (lane < n) yc[(long long)i * n + lane] = v;
-            carry = lane < n ? v : real(0);
         }
         __syncwarp();
     }
-    wait_async<0>();
 }
 #endif

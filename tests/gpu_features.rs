@@ -43,8 +43,7 @@ fn gpu_sequential_matches_reference_over_the_shape_matrix() {
     // Many right-hand sides (chunks of 16) and a large batch.
     check_sequential::<f64>(9, 8, 2, 40, Layout::RowMajor);
     check_sequential::<f64>(32, 16, 1024, 1, Layout::RowMajor);
-    // The solve's pipeline depth follows the shared memory per resident CTA (jit.rs
-    // seq_solve_stages): on an H100 these batches get 2 and 3 stages, the shapes above 4.
+    // Batches that fill every SM several times over with the largest blocks.
     check_sequential::<f64>(5, 32, 1024, 2, Layout::ColMajor);
     check_sequential::<f32>(6, 32, 1024, 1, Layout::RowMajor);
 }

@@ -11,10 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::jit::{
-    self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_SOLVE_MAX_STAGES, SEQ_THREADS, SMALL_THREADS,
-    TAIL_THREADS,
-};
+use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS};
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
@@ -248,9 +245,6 @@ fn wide_level_min_ctas(dtype: DType, ld: usize, sm_count: usize) -> usize {
 struct SeqPath {
     factor: CudaFunction,
     solve: CudaFunction,
-    /// Pipeline stages of the solve (KernelSpec::seq_solve_stages) and its shared memory.
-    solve_stages: usize,
-    solve_smem: usize,
 }
 
 /// A launch sequence the engine captures once as a CUDA graph and replays.
@@ -386,16 +380,7 @@ impl<T: Scalar> CudaEngine<T> {
         let seq = if algorithm == GpuAlgorithm::Sequential {
             let factor = f("btchol_factor_seq_small")?;
             opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
-            let solve = f("btchol_solve_seq_small")?;
-            // BTCHOL_SEQ_SOLVE_STAGES=1..4 overrides the depth (for measuring the rule).
-            let solve_stages = std::env::var("BTCHOL_SEQ_SOLVE_STAGES")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .map(|s| s.clamp(1, SEQ_SOLVE_MAX_STAGES))
-                .unwrap_or_else(|| spec.seq_solve_stages(dims.batch, dev.sm_count, dev.smem_per_sm));
-            let solve_smem = spec.seq_solve_smem_bytes(solve_stages);
-            opt_in_shared_memory(&solve, solve_smem)?;
-            Some(SeqPath { factor, solve, solve_stages, solve_smem })
+            Some(SeqPath { factor, solve: f("btchol_solve_seq_small")? })
         } else {
             None
         };
@@ -822,9 +807,8 @@ impl<T: Scalar> CudaEngine<T> {
             let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
             let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
             let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
-            let stages = sq.solve_stages as i32;
-            let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail, stages];
-            return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, sq.solve_smem, &mut a) };
+            let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
+            return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
         }
         let tail_from = self.tail_from();
         (0..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;

@@ -63,8 +63,6 @@ pub const TAIL_THREADS: usize = 2 * SMALL_THREADS;
 
 /// Threads per CTA of the per-item sequential kernels (kernels/sequential.cu `SEQ_THREADS`).
 pub const SEQ_THREADS: usize = 32;
-/// Deepest pipeline of the sequential solve (its `cp.async.wait_group` switch goes to 3 pending).
-pub const SEQ_SOLVE_MAX_STAGES: usize = 4;
 /// Largest block size of the per-item sequential kernels (the small-block variants).
 pub const SEQ_MAX_BLOCK_SIZE: usize = 32;
 
@@ -124,29 +122,6 @@ impl KernelSpec {
     /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.
     pub fn seq_factor_smem_bytes(&self) -> usize {
         5 * self.ld * self.ld * self.dtype.size_bytes()
-    }
-
-    /// Shared memory of one stage of the sequential solve's pipeline (kernels/sequential.cu
-    /// `SEQ_STAGE`): D̂_i and a coupling block, leading dimension ld + 1.
-    pub fn seq_solve_stage_bytes(&self) -> usize {
-        2 * self.ld * (self.ld + 1) * self.dtype.size_bytes()
-    }
-
-    /// Dynamic shared memory of the sequential solve with `stages` pipeline stages.
-    pub fn seq_solve_smem_bytes(&self, stages: usize) -> usize {
-        stages * self.seq_solve_stage_bytes()
-    }
-
-    /// Pipeline depth of the sequential solve (kernels/sequential.cu `btchol_solve_seq_small`):
-    /// the steps whose blocks are in flight while one computes, as many as the shared memory of a
-    /// multiprocessor allows with the batch's warps all resident at once (⌈batch / SMs⌉ CTAs per
-    /// SM, 1 KiB of each reserved by the driver), between 2 (double buffering) and
-    /// [`SEQ_SOLVE_MAX_STAGES`]. A deeper pipeline hides memory latency per warp; more resident
-    /// warps hide it across warps, and they win when a batch would not fit otherwise.
-    pub fn seq_solve_stages(&self, batch: usize, sm_count: usize, smem_per_sm: usize) -> usize {
-        let resident = batch.div_ceil(sm_count.max(1)).max(1);
-        let per_cta = (smem_per_sm / resident).saturating_sub(1024);
-        (per_cta / self.seq_solve_stage_bytes()).clamp(2, SEQ_SOLVE_MAX_STAGES)
     }
 
     /// Dynamic shared memory of the forward / backward eliminate kernels: for 32 < ld ≤ 128 they
@@ -225,8 +200,18 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
+/// The kernels' translation unit. `BTCHOL_KERNEL_DIR=DIR` (kernel development) takes each file
+/// found in DIR instead of the compiled-in one, so kernel variants can be measured on a GPU
+/// machine with one binary; the disk cache keys on the source, so variants never mix.
 fn source() -> String {
-    KERNEL_SOURCES.iter().map(|(name, s)| format!("#line 1 \"{name}\"\n{s}\n")).collect()
+    let dir = std::env::var_os("BTCHOL_KERNEL_DIR").map(PathBuf::from);
+    KERNEL_SOURCES
+        .iter()
+        .map(|&(name, built_in)| {
+            let text = dir.as_ref().and_then(|d| std::fs::read_to_string(d.join(name)).ok());
+            format!("#line 1 \"{name}\"\n{}\n", text.as_deref().unwrap_or(built_in))
+        })
+        .collect()
 }
 
 /// Compiles the kernels for `spec` to a CUBIN for `arch`, without the cache.
@@ -365,32 +350,4 @@ fn write_atomically(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> 
     let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap().to_string_lossy(), std::process::id()));
     std::fs::write(&tmp, data)?;
     std::fs::rename(&tmp, path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The sequential solve's pipeline depth on an H100 (132 SMs, 228 KiB each): the batch
-    /// shapes get the deepest pipeline; a batch that needs every resident CTA keeps double
-    /// buffering.
-    #[test]
-    fn seq_solve_stages_follow_the_shared_memory_per_resident_cta() {
-        let (sms, smem) = (132, 228 * 1024);
-        let spec = |dtype, n| KernelSpec::for_block_size(dtype, n, 200 * 1024);
-        assert_eq!(spec(DType::F64, 16).seq_solve_stages(1024, sms, smem), 4);
-        assert_eq!(spec(DType::F64, 32).seq_solve_stages(256, sms, smem), 4);
-        assert_eq!(spec(DType::F64, 32).seq_solve_stages(1024, sms, smem), 2);
-        assert_eq!(spec(DType::F32, 32).seq_solve_stages(1024, sms, smem), 3);
-        assert_eq!(spec(DType::F64, 8).seq_solve_stages(1, sms, smem), SEQ_SOLVE_MAX_STAGES);
-        assert_eq!(spec(DType::F64, 32).seq_solve_stages(1 << 20, sms, smem), 2);
-        for n in [1, 5, 8, 16, 31, 32] {
-            for batch in [1, 7, 256, 1024, 5000] {
-                let s = spec(DType::F64, n);
-                let stages = s.seq_solve_stages(batch, sms, smem);
-                assert!((2..=SEQ_SOLVE_MAX_STAGES).contains(&stages));
-                assert!(s.seq_solve_smem_bytes(stages) <= 200 * 1024);
-            }
-        }
-    }
 }

@@ -32,8 +32,6 @@ pub struct Device {
     pub smem_optin: usize,
     /// Streaming multiprocessors.
     pub sm_count: usize,
-    /// Shared memory of one streaming multiprocessor (all its resident CTAs together).
-    pub smem_per_sm: usize,
 }
 
 impl Device {
@@ -57,10 +55,7 @@ impl Device {
             let sm_count = ctx
                 .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(|e| cuda_err("multiprocessor count", e))? as usize;
-            let smem_per_sm = ctx
-                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-                .map_err(|e| cuda_err("shared memory per multiprocessor", e))? as usize;
-            Ok(Device { ctx, name, arch, smem_optin, sm_count, smem_per_sm })
+            Ok(Device { ctx, name, arch, smem_optin, sm_count })
         })
     }
 
