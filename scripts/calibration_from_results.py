@@ -10,7 +10,8 @@ Usage (from the repository root; re-run and commit the output whenever results a
 Inputs (all optional, every file found is used):
   bench/results/*.csv          `btchol bench --csv` files (columns backend, device, algorithm,
                                dtype, n, N, batch, nrhs, threads, factor_us_median,
-                               solve_us_median, date, ...)
+                               solve_us_median, date, ...); not bench/results/experiments/,
+                               which holds measurements of kernel variants that did not land
   bench/calibration/measured/*.csv
                                `btchol calibrate --out` files (already in the table's format)
 
