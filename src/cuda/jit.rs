@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
@@ -204,11 +204,15 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 /// found in DIR instead of the compiled-in one, so kernel variants can be measured on a GPU
 /// machine with one binary; the disk cache keys on the source, so variants never mix.
 fn source() -> String {
-    let dir = std::env::var_os("BTCHOL_KERNEL_DIR").map(PathBuf::from);
+    source_from(std::env::var_os("BTCHOL_KERNEL_DIR").map(PathBuf::from).as_deref())
+}
+
+/// The translation unit with the files found in `dir` in place of the compiled-in ones.
+fn source_from(dir: Option<&Path>) -> String {
     KERNEL_SOURCES
         .iter()
         .map(|&(name, built_in)| {
-            let text = dir.as_ref().and_then(|d| std::fs::read_to_string(d.join(name)).ok());
+            let text = dir.and_then(|d| std::fs::read_to_string(d.join(name)).ok());
             format!("#line 1 \"{name}\"\n{}\n", text.as_deref().unwrap_or(built_in))
         })
         .collect()
@@ -350,4 +354,22 @@ fn write_atomically(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> 
     let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap().to_string_lossy(), std::process::id()));
     std::fs::write(&tmp, data)?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_dir_replaces_only_the_files_it_holds() {
+        let dir = std::env::temp_dir().join(format!("btchol-kernel-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("sequential.cu"), "// variant under test\n").unwrap();
+        let src = source_from(Some(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(src.contains("#line 1 \"sequential.cu\"\n// variant under test\n"));
+        for (name, text) in KERNEL_SOURCES {
+            assert_eq!(src.contains(text), name != "sequential.cu", "{name}");
+        }
+    }
 }
