@@ -88,9 +88,9 @@ pub fn run(args: &[String]) -> i32 {
                 (None, true) => jit::load_or_compile_refine(arch).map(|_| ()),
                 (None, false) => jit::compile_refine(arch).map(|_| ()),
             };
-            r.map_err(|e| match specs.get(i) {
-                Some(spec) => format!("FAILED {spec:?} on sm_{}{}: {e}", arch.0, arch.1),
-                None => format!("FAILED refine.cu on sm_{}{}: {e}", arch.0, arch.1),
+            r.map_err(|e| {
+                let what = specs.get(i).map_or_else(|| "refine.cu".to_string(), |spec| format!("{spec:?}"));
+                format!("FAILED {what} on sm_{}{}: {e}", arch.0, arch.1)
             })
         };
         let errors: Vec<String> = std::thread::scope(|scope| {
