@@ -2,7 +2,10 @@
 # The GPU benchmark sweep of issue 5, on the GPU machine, in parts that each fit one device call:
 #
 #   scripts/bench-gpu.sh single   cuda, nd, f64+f32, n in {8,16,32,64,128}, N = 2..16384 (powers of 2)
-#   scripts/bench-gpu.sh batch    cuda, the issue's batch shapes: B=1024 N=32 n=16 and B=256 N=128 n=32
+#   scripts/bench-gpu.sh batch    cuda, nd and seq, the issue's batch shapes: B=1024 N=32 n=16 and
+#                                 B=256 N=128 n=32
+#   (GPU rows solve right-hand sides in GPU memory, --rhs device, as the cuDSS and socu solve times
+#   of issue 5 do; RHS=host measures the host-to-host solve instead.)
 #   scripts/bench-gpu.sh cpu      the CPU backend of the same machine on the same shapes (N <= $CPU_MAX_N,
 #                                 default 4096; seq and nd, all cores), for the speed-up plot
 #   scripts/bench-gpu.sh all      all three
@@ -26,18 +29,19 @@ mkdir -p "$out/parts"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export BTCHOL_CACHE_DIR=${BTCHOL_CACHE_DIR:-/tmp/btchol-cache}
 reps=(); [ -n "${REPEATS:-}" ] && reps=(--repeats "$REPEATS")
+rhs=(--rhs "${RHS:-device}")
 Ns=2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384
 CPU_MAX_N=${CPU_MAX_N:-4096}
 cpuNs=$(echo "$Ns" | tr , '\n' | awk -v m="$CPU_MAX_N" '$1 <= m' | paste -sd,)
 
 run_single() {
     "$BTCHOL" bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,16,32,64,128 --N "$Ns" \
-        "${reps[@]}" --csv "$out/parts/single.csv"
+        "${rhs[@]}" "${reps[@]}" --csv "$out/parts/single.csv"
 }
 run_batch() {
-    "$BTCHOL" bench --backend cuda --algorithm nd --dtype f64,f32 --batch 1024 --N 32 --n 16 "${reps[@]}" \
+    "$BTCHOL" bench --backend cuda --algorithm nd,seq --dtype f64,f32 --batch 1024 --N 32 --n 16 "${rhs[@]}" "${reps[@]}" \
         --csv "$out/parts/batch-1024x32x16.csv"
-    "$BTCHOL" bench --backend cuda --algorithm nd --dtype f64,f32 --batch 256 --N 128 --n 32 "${reps[@]}" \
+    "$BTCHOL" bench --backend cuda --algorithm nd,seq --dtype f64,f32 --batch 256 --N 128 --n 32 "${rhs[@]}" "${reps[@]}" \
         --csv "$out/parts/batch-256x128x32.csv"
 }
 run_cpu() {

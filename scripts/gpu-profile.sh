@@ -1,35 +1,63 @@
 #!/usr/bin/env bash
-# Nsight Compute profile of one btchol kernel on the GPU machine: where its warps stall.
+# Nsight Compute on the GPU machine: where a btchol kernel's warps stall, and where a launch
+# sequence's time goes.
 #
 #   scripts/gpu-profile.sh KERNEL [BENCH ARGS...]
 #       KERNEL      a kernel name or regex, e.g. btchol_solve_seq_small
 #       BENCH ARGS  the `btchol bench` shape to profile (default: the batch solve of issue 5,
-#                   --backend cuda --algorithm seq --dtype f64 --n 8 --N 32 --batch 1024)
+#                   --backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024)
+#     Profiles launches SKIP..SKIP+COUNT-1 of the kernel (env SKIP, default 2, i.e. after warm-up;
+#     COUNT, default 1) with the clocks left alone, the kernels compiled with line information and
+#     warp states sampled every 2^(5+SAMPLING) cycles (env SAMPLING, default 0: the finest, so that
+#     a 10 µs kernel still yields hundreds of samples);
+#     writes $OUT/NAME.ncu-rep (env NAME, default the kernel) and prints the warp-state (stall
+#     reasons), scheduler, occupancy and memory sections, then writes the per-instruction samples
+#     to $OUT/NAME-sass.csv where this ncu can print them.
+#   scripts/gpu-profile.sh --timeline [BENCH ARGS...]
+#     Every kernel of one factor and one solve (after a warm-up run) with its duration, in launch
+#     order, and their sum, to $OUT/NAME-timeline.csv (env NAME, default "timeline"): the sum
+#     against the bench's wall time is what the launch gaps cost.
 #
-# Runs on the GPU machine from the repository root with .bundle/btchol (scripts/gpu-check.sh
-# bundle); BTCHOL=path picks another binary (e.g. .bundle-ab/btchol-b), BTCHOL_KERNEL_DIR a kernel
-# variant. Profiles the 3rd launch of the kernel (after warm-up) with the clocks left alone, the
-# kernels compiled with line information; writes $OUT/profile.ncu-rep and prints the warp-state
-# (stall reasons), scheduler, occupancy and memory sections, then the per-line source view where
-# this ncu can print it. Device call:
+# Runs from the repository root with .bundle/btchol (scripts/gpu-check.sh bundle); BTCHOL=path
+# picks another binary, BTCHOL_KERNEL_DIR a kernel variant. Device call:
 #   run(command="bash scripts/gpu-profile.sh btchol_solve_seq_small", carry=[".bundle"])
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: $0 KERNEL [BENCH ARGS...]"; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 KERNEL|--timeline [BENCH ARGS...]"; exit 2; }
 kernel=$1; shift
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(--backend cuda --algorithm seq --dtype f64 --n 8 --N 32 --batch 1024)
+[ ${#args[@]} -eq 0 ] && args=(--backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024)
 out=${OUT:-.bundle/out}; mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export BTCHOL_NVRTC_LINEINFO=1 BTCHOL_CACHE_DIR=/tmp/btchol-profile-cache
 bin=${BTCHOL:-.bundle/btchol}
-"$bin" bench "${args[@]}" --rhs device --repeats 1 --warmup 0 > /dev/null  # compile and cache first
-ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 2 --launch-count 1 \
+"$bin" bench "${args[@]}" --rhs device --repeats 3 --warmup 1 | tail -2  # compile, cache, and the wall time
+if [ "$kernel" = --timeline ]; then
+    name=${NAME:-timeline}
+    # One warm-up factor + solve, then one measured: profile everything from the measured factor
+    # on (the bench's first launches are uploads and the warm-up).
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
+        "$bin" bench "${args[@]}" --rhs device --repeats 1 --warmup 1 > "$out/$name-timeline.csv" 2> "$out/$name-ncu.log" \
+        || { tail -20 "$out/$name-ncu.log"; exit 1; }
+    python3 - "$out/$name-timeline.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+head, body = rows[0], rows[2:]  # second row: units
+k, t = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
+print(f"{len(body)} kernels, {sum(float(r[t]) for r in body) / 1e3:.1f} us in all (ns below)")
+for r in body:
+    print(f"  {r[k][:60]:60s} {r[t]:>10s}")
+PY
+    exit 0
+fi
+name=${NAME:-$kernel}
+ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip "${SKIP:-2}" --launch-count "${COUNT:-1}" \
+    --warp-sampling-interval "${SAMPLING:-0}" \
     --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis --section SourceCounters --import-source yes \
-    -f -o "$out/profile" "$bin" bench "${args[@]}" --rhs device --repeats 3 --warmup 1 > "$out/ncu.log" 2>&1 \
-    || { tail -20 "$out/ncu.log"; exit 1; }
-ncu -i "$out/profile.ncu-rep" --page details
-ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass > "$out/source-sass.csv" 2>&1 \
-    && echo "per-instruction samples: $out/source-sass.csv ($(wc -l < "$out/source-sass.csv") lines)" \
-    || echo "(this ncu cannot print the source page; open profile.ncu-rep in the Nsight Compute UI)"
+    --section MemoryWorkloadAnalysis --section SpeedOfLight --section SourceCounters --import-source yes \
+    -f -o "$out/$name" "$bin" bench "${args[@]}" --rhs device --repeats 3 --warmup 1 > "$out/$name-ncu.log" 2>&1 \
+    || { tail -20 "$out/$name-ncu.log"; exit 1; }
+ncu -i "$out/$name.ncu-rep" --page details
+ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass > "$out/$name-sass.csv" 2>&1 \
+    && echo "per-instruction samples: $out/$name-sass.csv ($(wc -l < "$out/$name-sass.csv") lines)" \
+    || echo "(this ncu cannot print the source page; open $name.ncu-rep in the Nsight Compute UI)"
