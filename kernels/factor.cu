@@ -32,7 +32,11 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
         if (threadIdx.x == 0) atomicMin(&fail[item], fail_key(level, r[0], f));
         return;
     }
+#if TRSM_IN_REGISTERS
+    trsm_right_lower_trans(W[0], W[1], ncpl, sD, n);
+#else
     for (int idx = threadIdx.x; idx < ncpl * n; idx += NT) trsm_right_lower_trans_row(W[idx / n], sD, n, idx % n);
+#endif
     __syncthreads();
     if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #if BT_FUSED
@@ -49,9 +53,22 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     if (fail[item] != NO_FAILURE) return;
     real* D = diag + item * item_diag + r[0] * BS;
     const real* slot_base = slots + item * item_slots;
-    syrk_lower_sub(D, slot_base + r[1] * BS, n);
+    const real* A[2] = {slot_base + r[1] * BS, r[7] > 1 ? slot_base + r[3] * BS : nullptr};
+#if BT_FUSED
+    // Stage the couplings: every element feeds MT FMAs of several threads, and from global memory
+    // the tiles waited on L1 misses (ncu, H100, n = 64: 20 µs per 64×64×64 update).
+    // Dynamic shared memory: update_smem_bytes (jit.rs), two blocks.
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    real* sA = reinterpret_cast<real*>(smem_raw);
+    for (int c = 0; c < r[7] && c < 2; ++c) {
+        copy_block(sA + c * BS, A[c], n);
+        A[c] = sA + c * BS;
+    }
+    __syncthreads();
+#endif
+    syrk_lower_sub(D, A[0], n);
     if (r[7] > 1) {
         __syncthreads();
-        syrk_lower_sub(D, slot_base + r[3] * BS, n);
+        syrk_lower_sub(D, A[1], n);
     }
 }

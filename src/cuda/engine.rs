@@ -363,6 +363,7 @@ impl<T: Scalar> CudaEngine<T> {
         };
         if spec.factor_smem_bytes() > 0 {
             opt_in_shared_memory(&k.factor_eliminate, spec.factor_smem_bytes())?;
+            opt_in_shared_memory(&k.factor_update, spec.update_smem_bytes())?;
         }
         if spec.solve_smem_bytes() > 0 {
             opt_in_shared_memory(&k.forward_eliminate, spec.solve_smem_bytes())?;
@@ -654,7 +655,7 @@ impl<T: Scalar> CudaEngine<T> {
         let recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
         let nw = lr.n_update as i32;
         let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
-        unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, 0, &mut a) }
+        unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, self.spec.update_smem_bytes(), &mut a) }
     }
 
     /// Queues the whole factorization (every level, or the sequential sweep).

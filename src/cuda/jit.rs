@@ -143,6 +143,15 @@ impl KernelSpec {
         }
     }
 
+    /// Dynamic shared memory of the factor's update kernel: the two couplings it stages.
+    pub fn update_smem_bytes(&self) -> usize {
+        if self.fused {
+            2 * self.ld * self.ld * self.dtype.size_bytes()
+        } else {
+            0
+        }
+    }
+
     /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`),
     /// plus the pivot-boosting variants of one block size per code path (register, small-block
     /// and memory potrf; the others differ only in constants and compile on first use).
