@@ -90,7 +90,14 @@ impl KernelSpec {
     pub fn for_block_size(dtype: DType, n: usize, smem_limit: usize) -> KernelSpec {
         let align = 64 / dtype.size_bytes();
         let ld = if n >= align { n.div_ceil(align) * align } else { n.next_power_of_two() };
-        let threads = if ld <= 32 { 128 } else { 256 };
+        // 512 threads for ld 72..128: the register potrf holds ld / (threads / ld) columns per
+        // thread, and 256 threads at ld = 128 held 64 (f64: 255 registers and spills).
+        let threads = match ld {
+            0..=32 => 128,
+            33..=64 => 256,
+            65..=128 => 512,
+            _ => 256,
+        };
         // Leave 4 KiB for the kernels' static shared memory (potrf's column buffer: 2·ld elements).
         let fused = 3 * ld * ld * dtype.size_bytes() + 4096 <= smem_limit;
         KernelSpec { dtype, ld, threads, fused, boost: false }
