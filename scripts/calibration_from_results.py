@@ -15,8 +15,8 @@ Inputs (all optional, every file found is used):
   bench/calibration/measured/*.csv
                                `btchol calibrate --out` files (already in the table's format)
 
-Kept: rows with dtype f32/f64 (mixed precision is not a dispatch target), one right-hand side,
-no diagonal shift, not deterministic-only, no mask (active_items = batch where the column
+Kept: rows with dtype f32/f64 (mixed precision is not a dispatch target), one right-hand side in
+host memory (not `--rhs device`), no diagonal shift, not deterministic-only, no mask (active_items = batch where the column
 exists). A shape measured several times (same target, device, dtype, n, N, batch, threads)
 keeps its newest row. CUDA rows get threads = 1 (the host thread that launches).
 
@@ -45,6 +45,10 @@ def from_bench(path):
             if r.get("diag_shift") not in (None, "", "0.000e0") and float(r["diag_shift"]) != 0.0:
                 continue
             if r.get("active_items") not in (None, "") and r["active_items"] != r["batch"]:
+                continue
+            # The plan's solve takes host arrays; `--rhs device` rows leave out the copies, so
+            # they would favour the GPU against the CPU targets (measured with host arrays).
+            if r.get("rhs") == "device":
                 continue
             backend, alg = r["backend"], r["algorithm"]
             if backend not in ("cpu", "cuda") or alg not in ("seq", "nd"):
