@@ -34,6 +34,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
     stage_block(sD, D, LD, lane);
     if (n_blocks > 1) stage_block(sE, S, LD, lane);
     commit_async();
+    __shared__ __align__(16) real s_col[2 * LD];  // potrf_panel_warp's column scratch
     real x[1][LD];  // this lane's row of X_{i−1}, then of X_i
 #pragma unroll
     for (int k = 0; k < LD; ++k) x[0][k] = real(0);
@@ -60,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
         const real* Ei = sE + cur * BS;
 #pragma unroll
         for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
-        const int f = potrf_panel_warp<1>(a, x, lane, piv_thr, piv_boost, nboost);
+        const int f = potrf_panel_warp<1>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
         if (f >= 0) {
             if (lane == 0) atomicMin(&fail[item], fail_key(0, i, f));
             break;

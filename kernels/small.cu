@@ -65,44 +65,78 @@ __device__ __forceinline__ void load_diag_rows(real (&a)[LD], const real* D, int
     for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? D[lane + k * LD] : real(lane == k ? 1 : 0);
 }
 
+// 1/√p for a pivot p > 0 (finite): CUDA's rsqrt() inline, without its out-of-line slow path, whose
+// call was a scheduling barrier on the pivot chain. The same operations, so the same bits: the
+// hardware approximation, one correction of order two, and for subnormal p the slow path's
+// scaling by 2^54 before and 2^27 after (rsqrtf is already inline and branch-free).
+__device__ __forceinline__ double rsqrt_pivot(double p) {
+    const bool tiny = p < 2.2250738585072014e-308;  // DBL_MIN
+    const double ps = tiny ? p * 18014398509481984.0 : p;  // 2^54
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(ps));
+    const double e = fma(ps, -(y * y), 1.0);
+    y = fma(fma(e, 0.375, 0.5), y * e, y);
+    return tiny ? y * 134217728.0 : y;  // 2^27
+}
+__device__ __forceinline__ float rsqrt_pivot(float p) { return rsqrtf(p); }
+
 // Register Cholesky of a diagonal block with the rows of NX coupling blocks carried along, in one
 // warp (right-looking, the blocked "tall panel" [D; C] of the paper's potrf → trsm pair): lane i
 // holds row i of D in a[] and row i of each coupling C in x[c][]. On return a[k] = L_ik for k ≤ i
-// and x[c] = rows of C·L⁻ᵀ. Each step broadcasts column j of L once and both the trailing update
-// and the coupling rows use it, so the trsm is FMAs beside the pivot chain instead of a second
-// sweep. The next pivot is formed by every lane from the broadcast (d ← a_jj − l_j,j−1²), which
-// keeps one shuffle, not two, on the chain. Returns the first failing column or −1 (warp-uniform);
-// pivot policy `thr`, `boost` (common.cuh), boosted pivots added to `nboost` (warp-uniform).
+// and x[c] = rows of C·L⁻ᵀ. Each step publishes column j of L once, through the warp's shared
+// scratch `col` (2·LD elements, 16-byte aligned, double-buffered so one __syncwarp per column
+// suffices), and both the trailing update and the coupling rows read it back two elements per
+// 16-byte load: the trsm is FMAs beside the pivot chain instead of a second sweep. (Shuffles
+// measured 1.5x slower at LD = 32: the compiler funnels them through one register pair, so each
+// shuffle waits for the previous one's FMA; bench/micro/potrf_panel.cu.) The next pivot is formed
+// by every lane from the column (d ← a_{j+1,j+1} − l_{j+1,j}²), the same FMA lane j+1 does, bit for
+// bit. No branch per column, so the compiler overlaps the next pivot's square root with this
+// column's update: a failing pivot is recorded and the sweep runs on with a harmless one (its
+// results are never used). Returns the first failing column or −1 (warp-uniform); pivot policy
+// `thr`, `boost` (common.cuh), pivots boosted before a failure added to `nboost` (warp-uniform).
 // Rows of D beyond n are identity padding, rows of C beyond n zero.
 template <int NX>
 __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD], int lane, real thr, real boost,
-                                                int& nboost) {
+                                                int& nboost, real* col) {
     real d = __shfl_sync(FULL_MASK, a[0], 0);
+    int failed = -1;
 #pragma unroll
     for (int j = 0; j < LD; ++j) {
         bool boosted;
-        const real p = policy_pivot(d, thr, boost, boosted);
-        nboost += boosted;
-        // (An early exit measured faster than running on branch-free: 95 vs 105 µs, n=32 N=64.)
-        if (!(p > real(0)) || !isfinite(p)) return j;  // warp-uniform
-        const real inv = rsqrt(p);
+        real p = policy_pivot(d, thr, boost, boosted);
+        const bool ok = p > real(0) && isfinite(p);  // (false for NaN)
+        nboost += boosted && failed < 0;
+        failed = (failed < 0 && !ok) ? j : failed;
+        p = ok ? p : real(1);
+        const real inv = rsqrt_pivot(p);
         const real l = a[j] * inv;
         a[j] = lane == j ? p * inv : l;
         real xj[NX];
 #pragma unroll
         for (int c = 0; c < NX; ++c) xj[c] = x[c][j] *= inv;
+        real* cj = col + (j & 1) * LD;
+        if (lane < LD) cj[lane] = l;
+        __syncwarp();
+        real lk[LD];
+#pragma unroll
+        for (int k = 0; k < LD; ++k)
+            if (k > j) {
+                if (LD % 2 == 0 && k % 2 == 0) {
+                    const real2 v = *reinterpret_cast<const real2*>(cj + k);
+                    lk[k] = v.x, lk[k + 1] = v.y;  // (k + 1 < LD: LD even)
+                } else if (LD % 2 != 0 || k == j + 1) {
+                    lk[k] = cj[k];  // (odd LD, or an odd first k)
+                }
+            }
+        if (j + 1 < LD) d = fma(-lk[j + 1], lk[j + 1], __shfl_sync(FULL_MASK, a[j + 1], j + 1));
 #pragma unroll
         for (int k = j + 1; k < LD; ++k) {
-            const real lk = __shfl_sync(FULL_MASK, l, k);
-            // The next pivot: a_{j+1,j+1} before this update (its shuffle does not wait on the
-            // square root) minus l², the same FMA lane j+1 does, bit for bit.
-            if (k == j + 1) d = fma(-lk, lk, __shfl_sync(FULL_MASK, a[k], k));
-            a[k] = fma(-l, lk, a[k]);
+            a[k] = fma(-l, lk[k], a[k]);
 #pragma unroll
-            for (int c = 0; c < NX; ++c) x[c][k] = fma(-xj[c], lk, x[c][k]);
+            for (int c = 0; c < NX; ++c) x[c][k] = fma(-xj[c], lk[k], x[c][k]);
         }
     }
-    return -1;
+    return failed;
 }
 
 #if LD >= 8
@@ -184,11 +218,12 @@ __device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const rea
 // The eliminations of a level CTA by register panels (narrow levels: latency): warp 2g + c of
 // warps 0..3 (one per SM sub-partition) factors D_e of elimination g with its coupling c carried
 // along (potrf_panel_warp); with two couplings both warps factor D_e, redundantly, so neither
-// waits for the other's column of L. Writes the owned factor and couplings, the solved couplings
-// to sX[2g + c], and s_fail[g], s_boost[g] (read after the next __syncthreads).
-__device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_base, const real* slot_base,
-                                                 real* fact_base, real* xslot_base, real* sX, int* s_fail,
-                                                 int* s_boost, int n, real thr, real boost) {
+// waits for the other's column of L. Leaves the factor's rows in sL[g] and the solved couplings in
+// sX[2g + c] (write_out_panels stores the owned ones after the CTA barrier, with the whole CTA:
+// from these four warps alone the stores took a sixth of a level), and s_fail[g], s_boost[g]
+// (read after the next __syncthreads).
+__device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_base, const real* slot_base, real* sX,
+                                                 real* sL, int* s_fail, int* s_boost, int n, real thr, real boost) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = warp >> 1, c = warp & 1;
     const int* e = r + 2 + 8 * g;
     if (threadIdx.x < 2 && threadIdx.x >= r[1]) s_fail[threadIdx.x] = -1, s_boost[threadIdx.x] = 0;
@@ -202,22 +237,43 @@ __device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_
 #pragma unroll
     for (int k = 0; k < LD; ++k) x[0][k] = (has_x && lane < LD) ? X[lane + k * LD] : real(0);
     int nboost = 0;
-    const int f = potrf_panel_warp<1>(d, x, lane, thr, boost, nboost);
+    __shared__ __align__(16) real s_col[4][2 * LD];
+    const int f = potrf_panel_warp<1>(d, x, lane, thr, boost, nboost, s_col[warp]);
     if (c == 0 && lane == 0) s_fail[g] = f, s_boost[g] = nboost;
-    if (f >= 0) return;
-    if (c == 0 && e[E_OWNED]) {
-        real* out = fact_base + e[E_BLOCK] * BS;
+    if (f >= 0 || lane >= LD) return;
 #pragma unroll
-        for (int k = 0; k < LD; ++k)
-            if (k <= lane && lane < n && k < n) out[lane + k * LD] = d[k];
+    for (int k = 0; k < LD; ++k) {
+        if (c == 0) sL[g * BS + lane + k * LD] = d[k];
+        if (has_x) sX[(2 * g + c) * BS + lane + k * LD] = x[0][k];
     }
-    if (has_x && lane < LD) {
-        real* out = xslot_base + e[E_SLOT + c] * BS;
+}
+
+// dst ← src for one LD×LD block (shared → global), 16-byte stores by the whole CTA; LOWER: only
+// the lower triangle of the n×n block, zeros elsewhere (the factor's stored form).
+template <bool LOWER>
+__device__ __forceinline__ void store_block(real* dst, const real* src, int n) {
+    constexpr int V = 16 / sizeof(real) <= LD ? 16 / sizeof(real) : 1;  // elements per store
+    for (int idx = threadIdx.x * V; idx < LD * LD; idx += SNT * V) {
+        real v[V];
 #pragma unroll
-        for (int k = 0; k < LD; ++k) {
-            sX[(2 * g + c) * BS + lane + k * LD] = x[0][k];
-            if (e[E_OWNED]) out[lane + k * LD] = x[0][k];
+        for (int t = 0; t < V; ++t) {
+            const int i = (idx + t) % LD, k = (idx + t) / LD;
+            v[t] = (!LOWER || (i >= k && i < n && k < n)) ? src[idx + t] : real(0);
         }
+        if (V == 2) *reinterpret_cast<real2*>(dst + idx) = *reinterpret_cast<const real2*>(v);
+        else if (V == 4) *reinterpret_cast<float4*>(dst + idx) = *reinterpret_cast<const float4*>(v);
+        else dst[idx] = v[0];
+    }
+}
+
+// Stores the owned factors and couplings that eliminate_panels left in shared memory.
+__device__ __forceinline__ void write_out_panels(const int* r, real* fact_base, real* xslot_base, const real* sX,
+                                                 const real* sL, int n) {
+    for (int g = 0; g < r[1]; ++g) {
+        const int* e = r + 2 + 8 * g;
+        if (!e[E_OWNED]) continue;
+        store_block<true>(fact_base + e[E_BLOCK] * BS, sL + g * BS, n);
+        for (int c = 0; c < e[E_NCPL]; ++c) store_block<false>(xslot_base + e[E_SLOT + c] * BS, sX + (2 * g + c) * BS, n);
     }
 }
 
@@ -294,20 +350,20 @@ __device__ __forceinline__ real matvec_warp(const real* A, int si, int sk, real 
     return s;
 }
 
-// Factorization of one level: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ, fill Ψ_{r,c} ← −X_r·X_cᵀ,
-// D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ. WIDE picks the eliminations' kernel: eliminate_groups for levels
-// with CTAs enough to fill the device, eliminate_panels for the narrow levels (engine.rs decides).
+// Factorization of one level-CTA record r of item `item`: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ,
+// fill Ψ_{r,c} ← −X_r·X_cᵀ, D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ. WIDE picks the eliminations' kernel:
+// eliminate_groups for levels with CTAs enough to fill the device, eliminate_panels for the narrow
+// levels (engine.rs decides).
 // Dynamic shared memory: small_factor_smem_bytes (jit.rs): sX [2][2][BS], then sL [2][BS].
 template <bool WIDE>
-__device__ __forceinline__ void factor_level_small(real* diag, real* slots, real* fact, real* xslots, const int* recs,
-                                                   int n_work, int n, long long item_diag, long long item_slots,
-                                                   unsigned long long* fail, int level, real piv_thr, real piv_boost,
-                                                   unsigned* boosted) {
+__device__ __forceinline__ void factor_record(const int* r, int item, int level, real* diag, real* slots, real* fact,
+                                              real* xslots, int n, long long item_diag, long long item_slots,
+                                              unsigned long long* fail, real piv_thr, real piv_boost,
+                                              unsigned* boosted) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sX = reinterpret_cast<real*>(smem_raw);  // [2][2][BS] solved couplings
+    real* sL = sX + 4 * BS;                         // [2][BS] factors
     __shared__ int s_fail[2], s_boost[2];
-    const int* r = recs + LREC * (blockIdx.x % n_work);
-    const int item = blockIdx.x / n_work;
     if (skip_item(fail[item], level)) return;
     const int tid = threadIdx.x;
     const int a = r[0], n_elim = r[1];
@@ -333,12 +389,11 @@ __device__ __forceinline__ void factor_level_small(real* diag, real* slots, real
 #if LD >= 8
     if (WIDE) {
         __shared__ real s_invd[2][LD];
-        eliminate_groups(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, sX + 4 * BS, s_invd, s_fail,
-                         s_boost, n, piv_thr, piv_boost);
+        eliminate_groups(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, sL, s_invd, s_fail, s_boost, n,
+                         piv_thr, piv_boost);
     } else
 #endif
-        eliminate_panels(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, s_fail, s_boost, n, piv_thr,
-                         piv_boost);
+        eliminate_panels(r, item_diag_base, item_slot_base, sX, sL, s_fail, s_boost, n, piv_thr, piv_boost);
     __syncthreads();
     // Boosted pivots count once, in the CTA that owns the elimination.
     if (tid < 2 && tid < n_elim && r[2 + 8 * tid + E_OWNED] && s_boost[tid] > 0)
@@ -347,6 +402,7 @@ __device__ __forceinline__ void factor_level_small(real* diag, real* slots, real
         if (tid < 2 && s_fail[tid] >= 0) atomicMin(&fail[item], fail_key(level, r[2 + 8 * tid + E_BLOCK], s_fail[tid]));
         return;
     }
+    if (!WIDE) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
     // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
     if (a >= 0) {
 #pragma unroll
@@ -384,18 +440,22 @@ __device__ __forceinline__ void factor_level_small(real* diag, real* slots, real
     }
 }
 
-extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small(
-    real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n, long long item_diag,
-    long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
-    factor_level_small<false>(diag, slots, fact, xslots, recs, n_work, n, item_diag, item_slots, fail, level, piv_thr,
-                              piv_boost, boosted);
-}
-extern "C" __global__ void __launch_bounds__(SNT) btchol_factor_level_small_wide(
-    real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n, long long item_diag,
-    long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
-    factor_level_small<true>(diag, slots, fact, xslots, recs, n_work, n, item_diag, item_slots, fail, level, piv_thr,
-                             piv_boost, boosted);
-}
+// One level of the factorization, one CTA per (level-CTA record, item). CTAS_PER_SM is the
+// launch bound's minimum (0: none). Register allocation follows it closely, so it is set only
+// where measured: the f32 panels beyond 16 are held to 128 registers, two CTAs per SM (NVRTC 13.0
+// gave them 157, one CTA per SM, and the wide levels of f32 n = 32, N = 16384 took 930 µs
+// instead of ~700); an explicit 1 elsewhere let ptxas spend all 255 registers for nothing.
+// scripts/kernel-resources.sh prints a build's registers.
+#define FACTOR_LEVEL_KERNEL(NAME, WIDE, CTAS_PER_SM)                                                       \
+    extern "C" __global__ void __launch_bounds__(SNT, CTAS_PER_SM)                                             \
+        NAME(real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n,             \
+             long long item_diag, long long item_slots, unsigned long long* fail, int level, real piv_thr,      \
+             real piv_boost, unsigned* boosted) {                                                               \
+        factor_record<WIDE>(recs + LREC * (blockIdx.x % n_work), blockIdx.x / n_work, level, diag, slots, fact, \
+                            xslots, n, item_diag, item_slots, fail, piv_thr, piv_boost, boosted);               \
+    }
+FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 && LD > 16 ? 2 : 0)
+FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
 
 // Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT
 // threads (thread `t` of the group):

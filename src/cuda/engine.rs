@@ -233,10 +233,14 @@ fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> (usize,
 /// the panels' redundant factorization and 180 registers never pay (N = 1024: 205 vs 179 µs); in
 /// f64 up to 16 the panels win until the level fills the device about four times over (n = 16,
 /// N = 1024: 80 vs 95 µs; N = 16384: 405 µs with wide levels from 4 × SMs, 450 with panels only).
-fn wide_level_min_ctas(dtype: DType, ld: usize, sm_count: usize) -> usize {
+/// `BTCHOL_WIDE_MIN_CTAS` overrides the rule (kernel development: measure it on a GPU with one
+/// binary).
+fn wide_level_min_ctas(dtype: DType, sm_count: usize) -> usize {
+    if let Some(v) = std::env::var("BTCHOL_WIDE_MIN_CTAS").ok().and_then(|v| v.parse().ok()) {
+        return v;
+    }
     match dtype {
         DType::F32 => usize::MAX,
-        DType::F64 if ld > 16 => 0,
         DType::F64 => 4 * sm_count,
     }
 }
@@ -400,7 +404,7 @@ impl<T: Scalar> CudaEngine<T> {
             let tail = DeviceBuffer::<i32>::zeroed(&dev, tail_host.len(), "schedule records")?;
             unsafe { result::memcpy_htod_sync(tail.ptr, &tail_host) }
                 .map_err(|e| cuda_err("uploading the schedule", e))?;
-            let wide_min_ctas = wide_level_min_ctas(T::DTYPE, spec.ld, dev.sm_count);
+            let wide_min_ctas = wide_level_min_ctas(T::DTYPE, dev.sm_count);
             Some(SmallPath {
                 factor_level,
                 factor_level_wide,

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Registers, stack (spills) and static shared memory of btchol's kernels as the GPU machine's
+# NVRTC builds them, without a GPU: compiles the translation unit (kernels/, or the files of
+# BTCHOL_KERNEL_DIR) with NVRTC 13.0 (the device's driver version; newer NVRTC allocates
+# registers differently) and prints cuobjdump's resource usage per kernel.
+#
+#   scripts/kernel-resources.sh [REGEX] [DTYPE:LD ...]    e.g.  scripts/kernel-resources.sh factor_level f64:32 f32:32
+#
+# Defaults: every kernel, f64 and f32 at LD 8, 16, 32. Threads and fusion as the plan picks them
+# (jit.rs KernelSpec::for_block_size). Installs NVRTC 13.0 and cuobjdump into .venv-nvrtc130.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+regex=${1:-.}; shift || true
+shapes=("$@"); [ ${#shapes[@]} -eq 0 ] && shapes=(f64:8 f64:16 f64:32 f32:8 f32:16 f32:32)
+venv=.venv-nvrtc130
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-cuobjdump" "nvidia-cuda-nvdisasm"
+fi
+lib=$(ls -d "$venv"/lib/python3*/site-packages/nvidia/cu13/lib | head -1)
+bin=$(ls -d "$venv"/lib/python3*/site-packages/nvidia/cu13/bin | head -1)
+export LD_LIBRARY_PATH="$lib" PATH="$bin:$PATH"
+for shape in "${shapes[@]}"; do
+    dtype=${shape%%:*}; ld=${shape##*:}
+    t=$([ "$dtype" = f64 ] && echo double || echo float)
+    threads=$([ "$ld" -le 32 ] && echo 128 || { [ "$ld" -le 64 ] && echo 256 || echo 512; })
+    echo "== $dtype LD=$ld ($threads threads)"
+    "$venv/bin/python" - "$lib/libnvrtc.so.13" "$t" "$ld" "$threads" "$regex" <<'PY'
+import ctypes, os, re, subprocess, sys, tempfile
+lib, t, ld, nt, regex = sys.argv[1:6]
+names = ["common.cuh", "block_ops.cuh", "factor.cu", "solve.cu", "small.cu", "sequential.cu", "layout.cu"]  # jit.rs KERNEL_SOURCES
+kdir = os.environ.get("BTCHOL_KERNEL_DIR")
+def text(n):
+    p = os.path.join(kdir, n) if kdir and os.path.exists(os.path.join(kdir, n)) else os.path.join("kernels", n)
+    return open(p).read()
+src = "".join(f'#line 1 "{n}"\n{text(n)}\n' for n in names)
+nv = ctypes.CDLL(lib)
+prog = ctypes.c_void_p()
+assert nv.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"btchol.cu", 0, None, None) == 0
+opts = ["--gpu-architecture=sm_90", "--std=c++17", f"-DBT_T={t}", f"-DBT_LD={ld}", f"-DBT_NT={nt}", "-DBT_FUSED=1", "-DBT_BOOST=0"]
+if nv.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])) != 0:
+    n = ctypes.c_size_t(); nv.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+    b = ctypes.create_string_buffer(n.value); nv.nvrtcGetProgramLog(prog, b); sys.exit(b.value.decode()[-3000:])
+n = ctypes.c_size_t(); nv.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+b = ctypes.create_string_buffer(n.value); nv.nvrtcGetCUBIN(prog, b)
+with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+    f.write(b.raw); f.flush()
+    out = subprocess.run(["cuobjdump", "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+for m in re.finditer(r"Function (\w+):\n\s*REG:(\d+) STACK:(\d+) SHARED:(\d+)", out):
+    if re.search(regex, m.group(1)):
+        print(f"  {m.group(1):40s} registers {m.group(2):>3}  stack {m.group(3):>4} B  static shared {m.group(4):>5} B")
+PY
+done
