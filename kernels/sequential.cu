@@ -61,7 +61,19 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
         const real* Ei = sE + cur * BS;
 #pragma unroll
         for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
-        const int f = potrf_panel_warp<1>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
+        const int boosted_before = nboost;
+        int f = potrf_panel_warp<1>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
+        if (f == PANEL_SUBNORMAL) {  // rare: the step again with the exact square root (small.cu rsqrt_pivot)
+            nboost = boosted_before;
+#pragma unroll
+            for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? Di[lane + k * LD] : real(lane == k ? 1 : 0);
+            if (i > 0)
+#pragma unroll
+                for (int q = 0; q < LD; ++q) axpy_tail(a, sX[lane + q * LD], sX + q * LD, 0);  // X_{i−1}'s row
+#pragma unroll
+            for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
+            f = potrf_panel_warp<1, true>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
+        }
         if (f >= 0) {
             if (lane == 0) atomicMin(&fail[item], fail_key(0, i, f));
             break;

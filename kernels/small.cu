@@ -65,20 +65,31 @@ __device__ __forceinline__ void load_diag_rows(real (&a)[LD], const real* D, int
     for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? D[lane + k * LD] : real(lane == k ? 1 : 0);
 }
 
-// 1/√p for a pivot p > 0 (finite): CUDA's rsqrt() inline, without its out-of-line slow path, whose
-// call was a scheduling barrier on the pivot chain. The same operations, so the same bits: the
-// hardware approximation, one correction of order two, and for subnormal p the slow path's
-// scaling by 2^54 before and 2^27 after (rsqrtf is already inline and branch-free).
-__device__ __forceinline__ double rsqrt_pivot(double p) {
-    const bool tiny = p < 2.2250738585072014e-308;  // DBL_MIN
-    const double ps = tiny ? p * 18014398509481984.0 : p;  // 2^54
+// 1/√p for a pivot p > 0 (finite), inline: the hardware approximation and, in f64, CUDA's
+// correction of order two, i.e. rsqrt()'s fast path, the same bits for a normal p. EXACT adds
+// rsqrt()'s handling of a subnormal p (f64: scaled by 2^54 before and 2^27 after; f32: rsqrtf),
+// which costs the pivot chain a multiply and two selects per column (H100, f64 n = 16, batch of
+// 1024 sequential factors: 139 -> 173 µs), so sweeps run without it and are repeated with it in
+// the rare case that a pivot was subnormal (potrf_panel_warp returns PANEL_SUBNORMAL).
+template <bool EXACT> __device__ __forceinline__ double rsqrt_pivot(double p) {
+    const bool tiny = EXACT && p < 2.2250738585072014e-308;  // DBL_MIN
+    const double ps = tiny ? p * 18014398509481984.0 : p;    // 2^54
     double y;
     asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(ps));
     const double e = fma(ps, -(y * y), 1.0);
     y = fma(fma(e, 0.375, 0.5), y * e, y);
     return tiny ? y * 134217728.0 : y;  // 2^27
 }
-__device__ __forceinline__ float rsqrt_pivot(float p) { return rsqrtf(p); }
+template <bool EXACT> __device__ __forceinline__ float rsqrt_pivot(float p) {
+    if (EXACT) return rsqrtf(p);
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(p));
+    return y;
+}
+// The smallest normal number of the element type (FLT_MIN, DBL_MIN).
+#define MIN_NORMAL real(sizeof(real) == 8 ? 2.2250738585072014e-308 : 1.17549435082228751e-38)
+// potrf_panel_warp without EXACT: a pivot was subnormal before any failure; sweep again with EXACT.
+#define PANEL_SUBNORMAL (-2)
 
 // Register Cholesky of a diagonal block with the rows of NX coupling blocks carried along, in one
 // warp (right-looking, the blocked "tall panel" [D; C] of the paper's potrf → trsm pair): lane i
@@ -92,23 +103,26 @@ __device__ __forceinline__ float rsqrt_pivot(float p) { return rsqrtf(p); }
 // by every lane from the column (d ← a_{j+1,j+1} − l_{j+1,j}²), the same FMA lane j+1 does, bit for
 // bit. No branch per column, so the compiler overlaps the next pivot's square root with this
 // column's update: a failing pivot is recorded and the sweep runs on with a harmless one (its
-// results are never used). Returns the first failing column or −1 (warp-uniform); pivot policy
-// `thr`, `boost` (common.cuh), pivots boosted before a failure added to `nboost` (warp-uniform).
-// Rows of D beyond n are identity padding, rows of C beyond n zero.
-template <int NX>
+// results are never used). Returns the first failing column, −1, or (without EXACT, see
+// rsqrt_pivot) PANEL_SUBNORMAL; warp-uniform. Pivot policy `thr`, `boost` (common.cuh), pivots
+// boosted before a failure added to `nboost` (warp-uniform). Rows of D beyond n are identity
+// padding, rows of C beyond n zero.
+template <int NX, bool EXACT = false>
 __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD], int lane, real thr, real boost,
                                                 int& nboost, real* col) {
     real d = __shfl_sync(FULL_MASK, a[0], 0);
     int failed = -1;
+    bool subnormal = false;
 #pragma unroll
     for (int j = 0; j < LD; ++j) {
         bool boosted;
         real p = policy_pivot(d, thr, boost, boosted);
         const bool ok = p > real(0) && isfinite(p);  // (false for NaN)
         nboost += boosted && failed < 0;
+        if (!EXACT) subnormal |= failed < 0 && ok && p < MIN_NORMAL;
         failed = (failed < 0 && !ok) ? j : failed;
         p = ok ? p : real(1);
-        const real inv = rsqrt_pivot(p);
+        const real inv = rsqrt_pivot<EXACT>(p);
         const real l = a[j] * inv;
         a[j] = lane == j ? p * inv : l;
         real xj[NX];
@@ -136,7 +150,7 @@ __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD]
             for (int c = 0; c < NX; ++c) x[c][k] = fma(-xj[c], lk[k], x[c][k]);
         }
     }
-    return failed;
+    return subnormal ? PANEL_SUBNORMAL : failed;
 }
 
 #if LD >= 8
@@ -215,15 +229,44 @@ __device__ __forceinline__ void trsm_row(real (&x)[LD], const real* L, const rea
     }
 }
 
+// Where the panels' results go: for blocks beyond 16 the panel warps leave them in shared memory
+// and the whole CTA stores the owned ones after the barrier (write_out_panels; from the four
+// panel warps the stores took ~2.9K of a level's ~17K cycles at n = 32); for smaller blocks the
+// panel warps store them directly, which measured faster (H100, f64 n = 8, N = 64: 36 vs 44 µs).
+#define PANEL_WRITE_OUT (LD > 16)
+
+// One warp's panel of eliminate_panels with rsqrt_pivot's subnormal handling: loads the rows,
+// sweeps, and on success stores them as eliminate_panels does (`sl`: the factor's shared rows,
+// `out_l` its owned global block, `sx`, `out_x` the coupling's; any may be null). Out of line:
+// such pivots are rare, and inline the second sweep would weigh on the first's registers.
+__device__ __noinline__ int panel_exact(const real* D, const real* X, int n, real* sl, real* out_l, real* sx,
+                                        real* out_x, real thr, real boost, int* nboost, real* col) {
+    const int lane = threadIdx.x & 31;
+    real d[LD], x[1][LD];
+    load_diag_rows(d, D, n, lane);
+#pragma unroll
+    for (int k = 0; k < LD; ++k) x[0][k] = (X && lane < LD) ? X[lane + k * LD] : real(0);
+    const int f = potrf_panel_warp<1, true>(d, x, lane, thr, boost, *nboost, col);
+    if (f < 0 && lane < LD)
+#pragma unroll
+        for (int k = 0; k < LD; ++k) {
+            if (sl) sl[lane + k * LD] = d[k];
+            if (out_l && k <= lane && lane < n && k < n) out_l[lane + k * LD] = d[k];
+            if (sx) sx[lane + k * LD] = x[0][k];
+            if (out_x) out_x[lane + k * LD] = x[0][k];
+        }
+    return f;
+}
+
 // The eliminations of a level CTA by register panels (narrow levels: latency): warp 2g + c of
 // warps 0..3 (one per SM sub-partition) factors D_e of elimination g with its coupling c carried
 // along (potrf_panel_warp); with two couplings both warps factor D_e, redundantly, so neither
-// waits for the other's column of L. Leaves the factor's rows in sL[g] and the solved couplings in
-// sX[2g + c] (write_out_panels stores the owned ones after the CTA barrier, with the whole CTA:
-// from these four warps alone the stores took a sixth of a level), and s_fail[g], s_boost[g]
-// (read after the next __syncthreads).
-__device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_base, const real* slot_base, real* sX,
-                                                 real* sL, int* s_fail, int* s_boost, int n, real thr, real boost) {
+// waits for the other's column of L. Leaves the solved couplings in sX[2g + c] and, per
+// PANEL_WRITE_OUT, the factor's rows in sL[g] or the owned factor and couplings in global memory;
+// s_fail[g], s_boost[g] (read after the next __syncthreads).
+__device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_base, const real* slot_base,
+                                                 real* fact_base, real* xslot_base, real* sX, real* sL, int* s_fail,
+                                                 int* s_boost, int n, real thr, real boost) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = warp >> 1, c = warp & 1;
     const int* e = r + 2 + 8 * g;
     if (threadIdx.x < 2 && threadIdx.x >= r[1]) s_fail[threadIdx.x] = -1, s_boost[threadIdx.x] = 0;
@@ -238,13 +281,26 @@ __device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_
     for (int k = 0; k < LD; ++k) x[0][k] = (has_x && lane < LD) ? X[lane + k * LD] : real(0);
     int nboost = 0;
     __shared__ __align__(16) real s_col[4][2 * LD];
-    const int f = potrf_panel_warp<1>(d, x, lane, thr, boost, nboost, s_col[warp]);
+    int f = potrf_panel_warp<1>(d, x, lane, thr, boost, nboost, s_col[warp]);
+    const bool own = e[E_OWNED] && !PANEL_WRITE_OUT;
+    real* out_l = own && c == 0 ? fact_base + e[E_BLOCK] * BS : nullptr;
+    real* out_x = own && has_x ? xslot_base + e[E_SLOT + c] * BS : nullptr;
+    if (f == PANEL_SUBNORMAL) {
+        nboost = 0;
+        f = panel_exact(diag_base + e[E_BLOCK] * BS, has_x ? X : nullptr, n,
+                        PANEL_WRITE_OUT && c == 0 ? sL + g * BS : nullptr, out_l,
+                        has_x ? sX + (2 * g + c) * BS : nullptr, out_x, thr, boost, &nboost, s_col[warp]);
+        if (c == 0 && lane == 0) s_fail[g] = f, s_boost[g] = nboost;
+        return;
+    }
     if (c == 0 && lane == 0) s_fail[g] = f, s_boost[g] = nboost;
     if (f >= 0 || lane >= LD) return;
 #pragma unroll
     for (int k = 0; k < LD; ++k) {
-        if (c == 0) sL[g * BS + lane + k * LD] = d[k];
+        if (PANEL_WRITE_OUT && c == 0) sL[g * BS + lane + k * LD] = d[k];
+        if (out_l && k <= lane && lane < n && k < n) out_l[lane + k * LD] = d[k];
         if (has_x) sX[(2 * g + c) * BS + lane + k * LD] = x[0][k];
+        if (out_x) out_x[lane + k * LD] = x[0][k];
     }
 }
 
@@ -266,7 +322,7 @@ __device__ __forceinline__ void store_block(real* dst, const real* src, int n) {
     }
 }
 
-// Stores the owned factors and couplings that eliminate_panels left in shared memory.
+// Stores the owned factors and couplings that eliminate_panels left in shared memory (PANEL_WRITE_OUT).
 __device__ __forceinline__ void write_out_panels(const int* r, real* fact_base, real* xslot_base, const real* sX,
                                                  const real* sL, int n) {
     for (int g = 0; g < r[1]; ++g) {
@@ -393,7 +449,8 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
                          piv_thr, piv_boost);
     } else
 #endif
-        eliminate_panels(r, item_diag_base, item_slot_base, sX, sL, s_fail, s_boost, n, piv_thr, piv_boost);
+        eliminate_panels(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, sL, s_fail, s_boost, n, piv_thr,
+                         piv_boost);
     __syncthreads();
     // Boosted pivots count once, in the CTA that owns the elimination.
     if (tid < 2 && tid < n_elim && r[2 + 8 * tid + E_OWNED] && s_boost[tid] > 0)
@@ -402,7 +459,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         if (tid < 2 && s_fail[tid] >= 0) atomicMin(&fail[item], fail_key(level, r[2 + 8 * tid + E_BLOCK], s_fail[tid]));
         return;
     }
-    if (!WIDE) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
+    if (!WIDE && PANEL_WRITE_OUT) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
     // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
     if (a >= 0) {
 #pragma unroll

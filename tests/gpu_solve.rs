@@ -285,3 +285,55 @@ fn gpu_factor_solve_interlaced_matches_factor_then_solve() {
         assert!(be < tolerance::<f64>(n), "factor_solve backward error {be:e} N={nb} n={n}");
     }
 }
+
+/// Pivots below the smallest normal number (a well-conditioned matrix scaled down to ~1e-310 in
+/// f64, ~1e-39 in f32) factor on the GPU: the kernels' fast reciprocal square root is exact only
+/// for normal pivots, and a sweep that meets a subnormal one is repeated with the exact one
+/// (kernels/small.cu rsqrt_pivot). (sΨ)x = (sb) has Ψx = b's solution, which the CPU computes
+/// from the unscaled problem (its AVX potrf overflows 1/d below ~5.6e-309). Nested dissection and
+/// the per-item sequential path; subnormal arithmetic keeps fewer bits, hence the tolerances.
+#[test]
+fn gpu_factors_subnormal_pivots() {
+    if !gpu_or_skip("gpu_factors_subnormal_pivots") {
+        return;
+    }
+    fn run<T: Scalar>(scale: f64, tol: f64) {
+        let shapes = [
+            (5, 1, 1, Algorithm::NestedDissection),
+            (9, 8, 2, Algorithm::NestedDissection),
+            (37, 16, 1, Algorithm::NestedDissection),
+            (17, 32, 1, Algorithm::NestedDissection),
+            (8, 16, 3, Algorithm::Sequential),
+            (6, 32, 2, Algorithm::Sequential),
+        ];
+        for (nb, n, batch, algorithm) in shapes {
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let (d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, 61]), dims, Layout::RowMajor, 1.0);
+            let b = random_vec::<f64>(seed_from(&[nb, n, 62]), dims.batch * dims.rows());
+            let solve = |backend: Backend, s: f64| {
+                let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x * s)).collect::<Vec<T>>();
+                let (d, e) = (cast(&d), cast(&e));
+                let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+                let mut p = Plan::<T>::new(dims, PlanOptions { backend, algorithm, ..Default::default() }).unwrap();
+                p.upload(&m).unwrap();
+                p.factor().unwrap_or_else(|err| panic!("{backend:?} N={nb} n={n} {algorithm:?}: {err}"));
+                let mut x = cast(&b);
+                p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
+                (d, x)
+            };
+            let (d_tiny, gpu) = solve(Backend::Cuda, scale);
+            let min_normal = if T::DTYPE == DType::F64 { f64::MIN_POSITIVE } else { f32::MIN_POSITIVE as f64 };
+            assert!(d_tiny.iter().any(|v| v.to_f64() > 0.0 && v.to_f64() < min_normal), "pivots are subnormal");
+            let (_, cpu) = solve(Backend::Cpu, 1.0);
+            let size = cpu.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+            let diff = gpu.iter().zip(&cpu).map(|(g, c)| (g.to_f64() - c.to_f64()).abs()).fold(0.0, f64::max);
+            assert!(
+                diff <= tol * size,
+                "{:?} N={nb} n={n} {algorithm:?}: |x_gpu - x_cpu| = {diff:e}, |x| = {size:e}",
+                T::DTYPE
+            );
+        }
+    }
+    run::<f64>(1e-310, 1e-8);
+    run::<f32>(1e-39, 3e-2);
+}
