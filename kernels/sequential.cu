@@ -69,7 +69,8 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
             for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? Di[lane + k * LD] : real(lane == k ? 1 : 0);
             if (i > 0)
 #pragma unroll
-                for (int q = 0; q < LD; ++q) axpy_tail(a, sX[lane + q * LD], sX + q * LD, 0);  // X_{i−1}'s row
+                for (int q = 0; q < LD; ++q)  // X_{i−1}'s row (lanes beyond LD have none)
+                    axpy_tail(a, lane < LD ? sX[lane + q * LD] : real(0), sX + q * LD, 0);
 #pragma unroll
             for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
             f = potrf_panel_warp<1, true>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
