@@ -44,9 +44,10 @@ import csv, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
 head, body = rows[0], rows[2:]  # second row: units
 k, t = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
-print(f"{len(body)} kernels, {sum(float(r[t]) for r in body) / 1e3:.1f} us in all (ns below)")
+ns = lambda r: float(r[t].replace(",", ""))  # ncu prints thousands separators
+print(f"{len(body)} kernels, {sum(ns(r) for r in body) / 1e3:.1f} us in all (ns below)")
 for r in body:
-    print(f"  {r[k][:60]:60s} {r[t]:>10s}")
+    print(f"  {r[k][:60]:60s} {ns(r):>10.0f}")
 PY
     exit 0
 fi
