@@ -228,11 +228,12 @@ fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> (usize,
 }
 
 /// CTAs from which a factor level uses the wide kernel (groups of 128 threads per elimination)
-/// instead of register panels. Measured on the H100 (n = 8..32, N = 64..16384, 2026-11-23): in f32
-/// the panels win at every width (n = 32, N = 16384: 718 vs 890 µs); in f64 with blocks above 16
-/// the panels' redundant factorization and 180 registers never pay (N = 1024: 205 vs 179 µs); in
-/// f64 up to 16 the panels win until the level fills the device about four times over (n = 16,
-/// N = 1024: 80 vs 95 µs; N = 16384: 405 µs with wide levels from 4 × SMs, 450 with panels only).
+/// instead of register panels. Measured on the H100: in f32 the panels win at every width
+/// (2026-11-23, n = 32, N = 16384: 718 vs 890 µs; 2026-11-24 with 528 as the threshold: 877 vs
+/// 931); in f64 the panels win until the level fills the device about four times over — for
+/// every block size since the shared-memory panel of 2026-11-24 (n = 32, N = 64: 77 vs 93 µs,
+/// N = 1024: 173 vs 206 with all levels on groups; n = 32, N = 16384: 1215 with groups from
+/// 4 × SMs against 1838 with groups everywhere at the time, bench/results/ab/ and experiments/).
 /// `BTCHOL_WIDE_MIN_CTAS` overrides the rule (kernel development: measure it on a GPU with one
 /// binary).
 fn wide_level_min_ctas(dtype: DType, sm_count: usize) -> usize {
