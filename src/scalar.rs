@@ -47,6 +47,8 @@ pub trait Scalar:
     const DTYPE: DType;
     /// Unit round-off (machine epsilon) as f64.
     const EPSILON: f64;
+    /// The smallest positive normal number, as f64.
+    const MIN_POSITIVE: f64;
     const ZERO: Self;
     const ONE: Self;
     fn from_f64(x: f64) -> Self;
@@ -62,6 +64,7 @@ macro_rules! impl_scalar {
         impl Scalar for $t {
             const DTYPE: DType = $d;
             const EPSILON: f64 = <$t>::EPSILON as f64;
+            const MIN_POSITIVE: f64 = <$t>::MIN_POSITIVE as f64;
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             #[inline(always)]

@@ -122,3 +122,44 @@ fn algorithms_agree_to_rounding() {
     let scale = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
     assert!(diff <= 1e-12 * scale, "sequential and nested dissection differ by {diff:e}");
 }
+
+/// Tiny pivots: a well-conditioned problem scaled by s = 1e-200 and 1e-310 in f64, 1e-30 and
+/// 1e-39 in f32 (below √MIN_POSITIVE, and subnormal). (sΨ)x = (sb) has the unscaled problem's x,
+/// to the bits the scaled input keeps. The small-block potrf once formed a_ji·a_ji2/d, whose
+/// product underflows there (f32 errors of 5e-2 at 1e-39; src/dense/avx.rs chol_small).
+#[test]
+fn subnormal_pivots_factor_and_solve() {
+    fn run<T: Scalar>(scale: f64, tol: f64) {
+        for algorithm in ALGORITHMS {
+            for (nb, n, batch) in [(5, 1, 1), (9, 3, 2), (17, 8, 1), (6, 16, 2), (4, 32, 1), (3, 33, 1)] {
+                let dims = Dims::new(batch, nb, n).unwrap();
+                let (d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, 71]), dims, Layout::RowMajor, 1.0);
+                let b = random_vec::<f64>(seed_from(&[nb, n, 72]), dims.batch * dims.rows());
+                let solve = |s: f64| {
+                    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x * s)).collect::<Vec<T>>();
+                    let (d, e) = (cast(&d), cast(&e));
+                    let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+                    let opts = PlanOptions { backend: Backend::Cpu, algorithm, ..Default::default() };
+                    let mut p = Plan::<T>::new(dims, opts).unwrap();
+                    p.upload(&m).unwrap();
+                    p.factor().unwrap_or_else(|err| panic!("{:?} N={nb} n={n} {algorithm:?}: {err}", T::DTYPE));
+                    let mut x = cast(&b);
+                    p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
+                    x
+                };
+                let (tiny, unit) = (solve(scale), solve(1.0));
+                let size = unit.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+                let diff = tiny.iter().zip(&unit).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
+                assert!(
+                    diff <= tol * size,
+                    "{:?} N={nb} n={n} {algorithm:?}: |x_tiny - x| = {diff:e}, |x| = {size:e}",
+                    T::DTYPE
+                );
+            }
+        }
+    }
+    run::<f64>(1e-200, 1e-11);
+    run::<f64>(1e-310, 1e-11);
+    run::<f32>(1e-30, 1e-4);
+    run::<f32>(1e-39, 1e-4);
+}

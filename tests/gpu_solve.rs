@@ -290,7 +290,7 @@ fn gpu_factor_solve_interlaced_matches_factor_then_solve() {
 /// f64, ~1e-39 in f32) factor on the GPU: the kernels' fast reciprocal square root is exact only
 /// for normal pivots, and a sweep that meets a subnormal one is repeated with the exact one
 /// (kernels/small.cu rsqrt_pivot). (sΨ)x = (sb) has Ψx = b's solution, which the CPU computes
-/// from the unscaled problem (its AVX potrf overflows 1/d below ~5.6e-309). Nested dissection and
+/// from the unscaled problem (cpu_solve.rs checks the CPU on the scaled one). Nested dissection and
 /// the per-item sequential path; subnormal arithmetic keeps fewer bits, hence the tolerances.
 #[test]
 fn gpu_factors_subnormal_pivots() {

@@ -161,7 +161,8 @@ unsafe fn solve_lt<S: Vx, const MV: usize, const NC: usize>(
 /// a ← chol(a) for the NC×NC lower block in scalars (`a[j][i]` = row i, column j), `inv[j]` =
 /// 1/L[j,j]; `Err(j)` for pivot j not above the threshold (unless boosted) or not finite.
 /// Right-looking on unscaled columns, a[i2,i] −= a[i2,j]·a[i,j]/d_j, so the pivot chain is one
-/// division and one FMA per column. BOOST = false is the strict policy (d ≤ 0 fails) and does not
+/// division and one FMA per column (pivots below √MIN_POSITIVE, where the unscaled product would
+/// underflow, take 1/√d on both factors instead). BOOST = false is the strict policy (d ≤ 0 fails) and does not
 /// read `piv`.
 #[inline(always)]
 unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
@@ -181,10 +182,21 @@ unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
             let p = PivotPolicy { threshold: thr, boost: S::from_f64((*piv).boost) };
             d = p.small_pivot(d, &mut *boosted).map_err(|()| j)?;
         }
-        let r = S::ONE / d;
-        for i in j + 1..NC {
-            for i2 in i..NC {
-                a[i][i2] = madd::<S, true>(-(a[j][i2] * a[j][i]), r, a[i][i2]);
+        if d >= S::from_f64(S::MIN_POSITIVE.sqrt()) {
+            let r = S::ONE / d;
+            for i in j + 1..NC {
+                for i2 in i..NC {
+                    a[i][i2] = madd::<S, true>(-(a[j][i2] * a[j][i]), r, a[i][i2]);
+                }
+            }
+        } else {
+            // Below √MIN_POSITIVE the product a_ji·a_ji2 underflows (and 1/d overflows for
+            // subnormal d): scale each factor by 1/√d instead.
+            let t = S::ONE / d.sqrt();
+            for i in j + 1..NC {
+                for i2 in i..NC {
+                    a[i][i2] = madd::<S, true>(-(a[j][i2] * t), a[j][i] * t, a[i][i2]);
+                }
             }
         }
         let s = d.sqrt();
