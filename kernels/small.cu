@@ -501,7 +501,10 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
 // launch bound's minimum (0: none). Register allocation follows it closely, so it is set only
 // where measured: the f32 panels beyond 16 are held to 128 registers, two CTAs per SM (NVRTC 13.0
 // gave them 157, one CTA per SM, and the wide levels of f32 n = 32, N = 16384 took 930 µs
-// instead of ~700); an explicit 1 elsewhere let ptxas spend all 255 registers for nothing.
+// instead of ~700), those of 9..16 to 64, four per SM (97 registers otherwise, two per SM:
+// n = 16, N = 16384 took 339 µs instead of 268, despite 48 bytes of spills; at n = 8 the same
+// bound cost 4 %, H100, 2026-11-24); an explicit 1 elsewhere let ptxas spend all 255 registers
+// for nothing.
 // scripts/kernel-resources.sh prints a build's registers.
 #define FACTOR_LEVEL_KERNEL(NAME, WIDE, CTAS_PER_SM)                                                       \
     extern "C" __global__ void __launch_bounds__(SNT, CTAS_PER_SM)                                             \
@@ -511,7 +514,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         factor_record<WIDE>(recs + LREC * (blockIdx.x % n_work), blockIdx.x / n_work, level, diag, slots, fact, \
                             xslots, n, item_diag, item_slots, fail, piv_thr, piv_boost, boosted);               \
     }
-FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 && LD > 16 ? 2 : 0)
+FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 16 ? 2 : LD > 8 ? 4 : 0) : 0)
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
 
 // Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT

@@ -61,6 +61,10 @@ step kernels-warm .bundle/btchol kernels --warm
 for t in .bundle/tests/*; do
     step "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
 done
+# The solve tests again without CUDA graphs (kernels launched one by one).
+for t in .bundle/tests/gpu_solve-*; do
+    step test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 "$t" --test-threads=1
+done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
 for suite in refine_gradient masks regularize deterministic; do
