@@ -133,28 +133,10 @@ fn subnormal_pivots_factor_and_solve() {
         for algorithm in ALGORITHMS {
             for (nb, n, batch) in [(5, 1, 1), (9, 3, 2), (17, 8, 1), (6, 16, 2), (4, 32, 1), (3, 33, 1)] {
                 let dims = Dims::new(batch, nb, n).unwrap();
-                let (d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, 71]), dims, Layout::RowMajor, 1.0);
-                let b = random_vec::<f64>(seed_from(&[nb, n, 72]), dims.batch * dims.rows());
-                let solve = |s: f64| {
-                    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x * s)).collect::<Vec<T>>();
-                    let (d, e) = (cast(&d), cast(&e));
-                    let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
-                    let opts = PlanOptions { backend: Backend::Cpu, algorithm, ..Default::default() };
-                    let mut p = Plan::<T>::new(dims, opts).unwrap();
-                    p.upload(&m).unwrap();
-                    p.factor().unwrap_or_else(|err| panic!("{:?} N={nb} n={n} {algorithm:?}: {err}", T::DTYPE));
-                    let mut x = cast(&b);
-                    p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
-                    x
-                };
-                let (tiny, unit) = (solve(scale), solve(1.0));
-                let size = unit.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
-                let diff = tiny.iter().zip(&unit).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
-                assert!(
-                    diff <= tol * size,
-                    "{:?} N={nb} n={n} {algorithm:?}: |x_tiny - x| = {diff:e}, |x| = {size:e}",
-                    T::DTYPE
-                );
+                let (_, tiny) = solve_scaled::<T>(71, dims, Backend::Cpu, algorithm, scale);
+                let (_, unit) = solve_scaled::<T>(71, dims, Backend::Cpu, algorithm, 1.0);
+                let diff = relative_difference(&tiny, &unit);
+                assert!(diff <= tol, "{:?} N={nb} n={n} {algorithm:?}: |x_tiny - x| / |x| = {diff:e}", T::DTYPE);
             }
         }
     }

@@ -308,30 +308,12 @@ fn gpu_factors_subnormal_pivots() {
         ];
         for (nb, n, batch, algorithm) in shapes {
             let dims = Dims::new(batch, nb, n).unwrap();
-            let (d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, 61]), dims, Layout::RowMajor, 1.0);
-            let b = random_vec::<f64>(seed_from(&[nb, n, 62]), dims.batch * dims.rows());
-            let solve = |backend: Backend, s: f64| {
-                let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x * s)).collect::<Vec<T>>();
-                let (d, e) = (cast(&d), cast(&e));
-                let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
-                let mut p = Plan::<T>::new(dims, PlanOptions { backend, algorithm, ..Default::default() }).unwrap();
-                p.upload(&m).unwrap();
-                p.factor().unwrap_or_else(|err| panic!("{backend:?} N={nb} n={n} {algorithm:?}: {err}"));
-                let mut x = cast(&b);
-                p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
-                (d, x)
-            };
-            let (d_tiny, gpu) = solve(Backend::Cuda, scale);
-            let min_normal = if T::DTYPE == DType::F64 { f64::MIN_POSITIVE } else { f32::MIN_POSITIVE as f64 };
+            let (d_tiny, gpu) = solve_scaled::<T>(61, dims, Backend::Cuda, algorithm, scale);
+            let min_normal = T::MIN_POSITIVE;
             assert!(d_tiny.iter().any(|v| v.to_f64() > 0.0 && v.to_f64() < min_normal), "pivots are subnormal");
-            let (_, cpu) = solve(Backend::Cpu, 1.0);
-            let size = cpu.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
-            let diff = gpu.iter().zip(&cpu).map(|(g, c)| (g.to_f64() - c.to_f64()).abs()).fold(0.0, f64::max);
-            assert!(
-                diff <= tol * size,
-                "{:?} N={nb} n={n} {algorithm:?}: |x_gpu - x_cpu| = {diff:e}, |x| = {size:e}",
-                T::DTYPE
-            );
+            let (_, cpu) = solve_scaled::<T>(61, dims, Backend::Cpu, algorithm, 1.0);
+            let diff = relative_difference(&gpu, &cpu);
+            assert!(diff <= tol, "{:?} N={nb} n={n} {algorithm:?}: |x_gpu - x_cpu| / |x| = {diff:e}", T::DTYPE);
         }
     }
     run::<f64>(1e-310, 1e-8);

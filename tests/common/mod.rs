@@ -132,3 +132,33 @@ pub fn check_solve_skips_failed_item(p: &mut Plan<f64>, m: &BlockTridiagRef<'_, 
         (RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, 1, Layout::RowMajor, &b).unwrap());
     assert!(backward_error(m, &xr, &br, &[bad]) < tolerance::<f64>(dims.block_size));
 }
+
+/// A well-conditioned random problem scaled by `scale` (tiny scales give tiny or subnormal
+/// pivots), factored and solved by `backend` with `algorithm` in T: returns the scaled diagonal
+/// blocks as T and the solution, which is the unscaled problem's ((sΨ)x = (sb)). `key` seeds it.
+pub fn solve_scaled<T: Scalar>(
+    key: usize,
+    dims: Dims,
+    backend: Backend,
+    algorithm: Algorithm,
+    scale: f64,
+) -> (Vec<T>, Vec<T>) {
+    let (nb, n, batch) = (dims.n_blocks, dims.block_size, dims.batch);
+    let (d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, key]), dims, Layout::RowMajor, 1.0);
+    let b = random_vec::<f64>(seed_from(&[nb, n, key + 1]), dims.batch * dims.rows());
+    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x * scale)).collect::<Vec<T>>();
+    let (d, e) = (cast(&d), cast(&e));
+    let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+    let mut p = Plan::<T>::new(dims, PlanOptions { backend, algorithm, ..Default::default() }).unwrap();
+    p.upload(&m).unwrap();
+    p.factor().unwrap_or_else(|err| panic!("{:?} {backend:?} N={nb} n={n} {algorithm:?}: {err}", T::DTYPE));
+    let mut x = cast(&b);
+    p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
+    (d, x)
+}
+
+/// max |x − y| / max |y| (the relative difference of two solutions).
+pub fn relative_difference<T: Scalar>(x: &[T], y: &[T]) -> f64 {
+    let size = y.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+    x.iter().zip(y).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max) / size
+}
