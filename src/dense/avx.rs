@@ -162,8 +162,8 @@ unsafe fn solve_lt<S: Vx, const MV: usize, const NC: usize>(
 /// 1/L[j,j]; `Err(j)` for pivot j not above the threshold (unless boosted) or not finite.
 /// Right-looking on unscaled columns, a[i2,i] −= a[i2,j]·a[i,j]/d_j, so the pivot chain is one
 /// division and one FMA per column (pivots below √MIN_POSITIVE, where the unscaled product would
-/// underflow, take 1/√d on both factors instead). BOOST = false is the strict policy (d ≤ 0 fails) and does not
-/// read `piv`.
+/// underflow, take 1/√d on both factors instead). BOOST = false is the strict policy (d ≤ 0
+/// fails) and does not read `piv`.
 #[inline(always)]
 unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
     a: &mut [[S; NR]; NR],
@@ -173,6 +173,7 @@ unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
 ) -> Result<(), usize> {
     let mut l = [[S::ZERO; NR]; NR];
     let thr = if BOOST { S::from_f64((*piv).threshold) } else { S::ZERO };
+    let unscaled_min = S::from_f64(S::MIN_POSITIVE.sqrt());
     for j in 0..NC {
         let mut d = a[j][j];
         if !(d > thr && d.is_finite()) {
@@ -182,7 +183,7 @@ unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
             let p = PivotPolicy { threshold: thr, boost: S::from_f64((*piv).boost) };
             d = p.small_pivot(d, &mut *boosted).map_err(|()| j)?;
         }
-        if d >= S::from_f64(S::MIN_POSITIVE.sqrt()) {
+        if d >= unscaled_min {
             let r = S::ONE / d;
             for i in j + 1..NC {
                 for i2 in i..NC {
