@@ -398,12 +398,21 @@ __device__ __forceinline__ real trsv_lower_trans_warp(real v, const real (&lc)[L
     }
     return v;
 }
-// (A·x)_lane for A in shared memory, A(i, k) at A[i·si + k·sk], x_k held by lane k.
+// (A·x)_lane for A in shared memory, A(i, k) at A[i·si + k·sk], x_k held by lane k. Two partial
+// sums halve the FMA chain.
 __device__ __forceinline__ real matvec_warp(const real* A, int si, int sk, real x, int lane) {
-    real s = 0;
+    real s[2] = {0, 0};
 #pragma unroll
-    for (int k = 0; k < LD; ++k) s += (lane < LD ? A[lane * si + k * sk] : real(0)) * __shfl_sync(FULL_MASK, x, k);
-    return s;
+    for (int k = 0; k < LD; ++k)
+        s[k & 1] += (lane < LD ? A[lane * si + k * sk] : real(0)) * __shfl_sync(FULL_MASK, x, k);
+    return s[0] + s[1];
+}
+// Σ_k a[k]·x_k for this lane's row a[] (registers), x_k held by lane k.
+__device__ __forceinline__ real rowvec_warp(const real (&a)[LD], real x) {
+    real s[2] = {0, 0};
+#pragma unroll
+    for (int k = 0; k < LD; ++k) s[k & 1] += a[k] * __shfl_sync(FULL_MASK, x, k);
+    return s[0] + s[1];
 }
 
 // Factorization of one level-CTA record r of item `item`: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ,
@@ -517,14 +526,116 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 16 ? 2 : LD > 8 ? 4 : 0) : 0)
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
 
+// L⁻¹ of every diagonal block of the factor, the form the solve reads (forward_record,
+// backward_record: products instead of substitution chains; only the lower triangle is written or
+// read). One warp per block; lane j solves L·x = e_j (column j of L⁻¹) with x in registers, a
+// window that shifts down one row per step (invert_window_chunks), against L in shared memory
+// that every lane reads at the same address (16-byte broadcasts; INV_SLD keeps each column's
+// start aligned). All of a warp's loads are issued before the first use: one memory latency per
+// block. One launch after the last level (engine.rs enqueue_inverse): 6 µs at N = 64, 76 µs at
+// N = 16384 (f64, n = 32, H100: 67 % of the bandwidth of reading L and writing L⁻¹). Items that
+// failed (or that a mask leaves out) are skipped: their blocks are not all factored, and no solve
+// reads them.
+template <typename T> struct vec16_of;
+template <> struct vec16_of<double> { typedef double2 type; };
+template <> struct vec16_of<float> { typedef float4 type; };
+#define INV_WARPS 4
+#define INV_THREADS (32 * INV_WARPS)
+#define INV_V ((int)(16 / sizeof(real)))                                     // elements per 16 bytes
+#define INV_ROUND(x) (((x) + INV_V - 1) / INV_V * INV_V)
+#define INV_SLD (INV_ROUND(LD + 2) - 1)                                      // > LD; INV_SLD + 1 ≡ 0 mod INV_V
+#define INV_BUF INV_ROUND(LD * INV_SLD + INV_ROUND(LD))                       // per warp
+#define INV_PER_LANE ((LD * LD + 31) / 32)
+#define INV_CHUNK (LD < 4 ? LD : 4)                                          // steps per window width
+// Steps k = C·INV_CHUNK .. (C + 1)·INV_CHUNK − 1 of btchol_invert_small, then the next chunks.
+// x[0..W) holds rows k..k+W−1 of the lane's column, W = LD − C·INV_CHUNK; a step finishes row k
+// (x[0] / L(k, k)), updates the rows below it while shifting them up one slot, and puts row k in
+// the freed slot x[W − 1], above the window; the rows finished by earlier chunks sit above that,
+// untouched. The window narrows with the triangle (Σ W ≈ LD²/2 FMAs instead of LD²), and the
+// steps of a chunk are one rolled loop body (the kernel stays a few hundred instructions; fully
+// unrolled it took 19 µs at N = 64). Window rows past the block read L's zero upper triangle or
+// the zero padding of s_blk, so they stay inert. A template recursion, not a loop over C: that
+// loop was not unrolled and put x in local memory. All LD steps run whatever n (the identity
+// extension makes the steps past n inert), so where each row ends is known at compile time.
+template <int C>
+__device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* sb, const real* rdiag) {
+    if constexpr (C < LD / INV_CHUNK) {
+        typedef vec16_of<real>::type vec16;
+        constexpr int W = LD - C * INV_CHUNK;
+#pragma unroll 1
+        for (int k = C * INV_CHUNK; k < (C + 1) * INV_CHUNK; ++k) {
+            real col[INV_ROUND(W)];  // L(k + t, k)
+#pragma unroll
+            for (int q = 0; q < INV_ROUND(W) / INV_V; ++q)
+                *reinterpret_cast<vec16*>(col + q * INV_V) = reinterpret_cast<const vec16*>(sb + k * (INV_SLD + 1))[q];
+            const real xk = x[0] * rdiag[k];
+#pragma unroll
+            for (int t = 0; t < W - 1; ++t) x[t] = fma(-col[t + 1], xk, x[t + 1]);
+            x[W - 1] = xk;
+        }
+        invert_window_chunks<C + 1>(x, sb, rdiag);
+    }
+}
+extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
+    const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
+    const unsigned long long* fail) {
+    __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L, then L⁻¹; column-major, zero-padded
+    __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long long w = (long long)blockIdx.x * INV_WARPS + warp;
+    const int item = (int)(w / n_blocks), blk = (int)(w % n_blocks);
+    if (item >= batch || fail[item] != NO_FAILURE) return;
+    const real* L = fact + item * item_diag + (long long)blk * BS;
+    real* out = linv + item * item_diag + (long long)blk * BS;
+    real* sb = s_blk[warp];
+    // L's lower triangle, extended by the identity past n (rows and columns ≥ n are then inert).
+    real v[INV_PER_LANE];
+#pragma unroll
+    for (int p = 0; p < INV_PER_LANE; ++p) {
+        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
+        v[p] = (idx < LD * LD && i >= j && i < n) ? L[idx] : real(i == j);
+    }
+#pragma unroll
+    for (int p = 0; p < INV_PER_LANE; ++p) {
+        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
+        if (idx < LD * LD) sb[i + j * INV_SLD] = v[p];
+    }
+    constexpr int pad_rows = INV_SLD - LD, pads = LD * pad_rows + INV_BUF - LD * INV_SLD;
+    for (int c = lane; c < pads; c += 32)
+        sb[c < LD * pad_rows ? LD + c % pad_rows + c / pad_rows * INV_SLD : LD * INV_SLD + c - LD * pad_rows] = real(0);
+    __syncwarp();
+    if (lane < LD) s_rdiag[warp][lane] = real(1) / sb[lane + lane * INV_SLD];
+    __syncwarp();
+    real x[LD];
+#pragma unroll
+    for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
+    invert_window_chunks<0>(x, sb, s_rdiag[warp]);
+    // Row C·c + i ended in slot LD − C·(c + 1) + i; through shared memory (every lane is done with
+    // L) so that the stores are coalesced.
+    __syncwarp();
+    if (lane < LD)
+#pragma unroll
+        for (int t = 0; t < LD; ++t) {
+            const int c = (LD - 1 - t) / INV_CHUNK, row = c * INV_CHUNK + t - (LD - INV_CHUNK * (c + 1));
+            sb[row + lane * INV_SLD] = x[t];
+        }
+    __syncwarp();
+#pragma unroll
+    for (int p = 0; p < INV_PER_LANE; ++p) {
+        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
+        if (idx < LD * LD && i >= j && i < n) out[idx] = sb[i + j * INV_SLD];
+    }
+}
+
 // Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT
 // threads (thread `t` of the group):
-//   z_e ← D̂_e⁻¹·y_e (owned ones written to z), y_a ← y_a − Σ_e X_{a,e}·z_e.
-// One warp per (elimination, column): lane i holds row i of D̂_e and y_i. Columns go in passes of
+//   z_e ← L_e⁻¹·y_e (owned ones written to z), y_a ← y_a − Σ_e X_{a,e}·z_e.
+// One warp per (elimination, column): lane i holds row i of L_e⁻¹ (`linv`, btchol_invert_small)
+// and y_i, so z_e is a product (no substitution chain, no division). Columns go in passes of
 // `cols` (warps per pass = cols · `slots`, eliminations per pass `slots` ≥ r's); every pass has
 // two CTA barriers, so groups sharing a CTA must agree on m and cols. r = nullptr: only the
 // barriers (an idle group). `sz`: the group's [SNT/32][LD] shared scratch.
-__device__ __forceinline__ void forward_record(const int* r, const real* fact, const real* xslots, real* y, real* z,
+__device__ __forceinline__ void forward_record(const int* r, const real* linv, const real* xslots, real* y, real* z,
                                                int item, int n, int m, int rows, long long item_diag,
                                                long long item_slots, long long item_rhs, real (*sz)[LD], int t,
                                                int cols, int slots) {
@@ -543,13 +654,12 @@ __device__ __forceinline__ void forward_record(const int* r, const real* fact, c
         const bool busy = g < n_elim && warp < cols * slots && c < m;
         if (busy) {
             const int* e = r + 2 + 8 * g;
-            const real* L = fact + item * item_diag + e[E_BLOCK] * BS;
+            const real* Li = linv + item * item_diag + e[E_BLOCK] * BS;
             real l[LD];
 #pragma unroll
-            for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * LD] : real(lane == k ? 1 : 0);
-            const real rdi = real(1) / ((lane < n) ? L[lane + lane * LD] : real(1));
+            for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? Li[lane + k * LD] : real(0);
             real* ye = yb + (long long)e[E_BLOCK] * n + (long long)c * rows;
-            const real v = trsv_lower_warp(lane < n ? ye[lane] : real(0), l, rdi, lane);
+            const real v = rowvec_warp(l, lane < n ? ye[lane] : real(0));
             if (lane < LD) sz[warp][lane] = v;
             if (e[E_OWNED] && lane < n) z[item * item_rhs + (long long)e[E_BLOCK] * n + (long long)c * rows + lane] = v;
         }
@@ -575,22 +685,22 @@ __device__ __forceinline__ void forward_record(const int* r, const real* fact, c
 
 // Backward substitution of one elimination record r (records of kernels/common.cuh) by a group of
 // SNT threads (thread `t`):
-//   x_e ← D̂_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s), in place in z (the survivors' x_s are final).
-// One warp per column; L and the couplings staged in the group's shared `sL` (LD·SLD) and `sX`
+//   x_e ← L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s), in place in z (the survivors' x_s are final).
+// One warp per column; L_e⁻¹ and the couplings staged in the group's shared `sL` (LD·SLD) and `sX`
 // (2·LD·SLD) with a padded leading dimension so that lane i reading column i is free of bank
 // conflicts. One CTA barrier; r = nullptr: only the barrier (an idle group).
 #define SLD (LD + 1)
-__device__ __forceinline__ void backward_record(const int* r, const real* fact, const real* xslots, real* z, int item,
+__device__ __forceinline__ void backward_record(const int* r, const real* linv, const real* xslots, real* z, int item,
                                                 int n, int m, int rows, long long item_diag, long long item_slots,
                                                 long long item_rhs, real* sL, real* sX, int t) {
     const int ncpl = r ? r[7] : 0, warp = t >> 5, lane = t & 31;
     if (r) {
-        const real* L = fact + item * item_diag + r[0] * BS;
+        const real* Li = linv + item * item_diag + r[0] * BS;
 #pragma unroll
         for (int p = 0; p < (LD * LD + SNT - 1) / SNT; ++p) {
             const int idx = t + p * SNT, i = idx % LD, j = idx / LD;
             if (idx >= LD * LD) break;
-            sL[i + j * SLD] = (i < n && j < n) ? L[idx] : real(i == j ? 1 : 0);
+            sL[i + j * SLD] = (i >= j && i < n) ? Li[idx] : real(0);  // (L⁻¹'s lower triangle)
 #pragma unroll
             for (int cc = 0; cc < 2; ++cc)
                 if (cc < ncpl) sX[cc * LD * SLD + i + j * SLD] = xslots[item * item_slots + r[1 + 2 * cc] * BS + idx];
@@ -599,11 +709,6 @@ __device__ __forceinline__ void backward_record(const int* r, const real* fact, 
     __syncthreads();
     if (!r) return;
     real* zb = z + item * item_rhs;
-    // Lane i holds column i of L (row i of Lᵀ).
-    real lc[LD];
-#pragma unroll
-    for (int k = 0; k < LD; ++k) lc[k] = lane < LD ? sL[k + lane * SLD] : real(0);
-    const real rdi = real(1) / (lane < LD ? sL[lane + lane * SLD] : real(1));
     for (int c = warp; c < m; c += SNT / 32) {
         real v = lane < n ? zb[(long long)r[0] * n + (long long)c * rows + lane] : real(0);
         for (int cc = 0; cc < ncpl; ++cc) {
@@ -611,34 +716,34 @@ __device__ __forceinline__ void backward_record(const int* r, const real* fact, 
             const real xk = lane < n ? xs[lane] : real(0);
             v -= matvec_warp(sX + cc * LD * SLD, SLD, 1, xk, lane);  // (X_{s,e}ᵀ·x_s)_lane
         }
-        v = trsv_lower_trans_warp(v, lc, rdi, lane);
+        v = matvec_warp(sL, SLD, 1, v, lane);  // (L_e⁻ᵀ·v)_lane
         if (lane < n) zb[(long long)r[0] * n + (long long)c * rows + lane] = v;
     }
 }
 
 // One level of the forward substitution, one CTA per level-CTA record.
 extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
-    const real* fact, const real* xslots, real* y, real* z, const int* recs, int n_work, int n, int m, int rows,
+    const real* linv, const real* xslots, real* y, real* z, const int* recs, int n_work, int n, int m, int rows,
     long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
     __shared__ real sz[SNT / 32][LD];
     const int* r = recs + LREC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (fail[item] != NO_FAILURE) return;
     const int n_elim = r[1];  // all warps in use: (SNT/32)/n_elim columns per pass
-    forward_record(r, fact, xslots, y, z, item, n, m, rows, item_diag, item_slots, item_rhs, sz, threadIdx.x,
+    forward_record(r, linv, xslots, y, z, item, n, m, rows, item_diag, item_slots, item_rhs, sz, threadIdx.x,
                    (SNT / 32) / n_elim, n_elim);
 }
 
 // One level of the backward substitution, one CTA per elimination.
 extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
-    const real* fact, const real* xslots, real* z, const int* recs, int n_work, int n, int m, int rows,
+    const real* linv, const real* xslots, real* z, const int* recs, int n_work, int n, int m, int rows,
     long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
     __shared__ real sL[LD * SLD];
     __shared__ real sX[2 * LD * SLD];
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (fail[item] != NO_FAILURE) return;
-    backward_record(r, fact, xslots, z, item, n, m, rows, item_diag, item_slots, item_rhs, sL, sX, threadIdx.x);
+    backward_record(r, linv, xslots, z, item, n, m, rows, item_diag, item_slots, item_rhs, sL, sX, threadIdx.x);
 }
 
 // The deep levels of a solve in one launch, one CTA per item (the issue's "merge the deep levels
@@ -651,7 +756,7 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
 #define TAIL_GROUPS 2
 #define TAIL_GROUP_SMEM (SNT / 32 * LD + 3 * LD * SLD)
 extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_tail_small(
-    const real* fact, const real* xslots, real* y, real* z, const int* lrecs, const int* erecs, const int* tail,
+    const real* linv, const real* xslots, real* y, real* z, const int* lrecs, const int* erecs, const int* tail,
     int n_tail, int n, int m, int rows, long long item_diag, long long item_slots, long long item_rhs,
     const unsigned long long* fail) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -664,7 +769,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
         const int first = tail[4 * lv], count = tail[4 * lv + 1];
         for (int w0 = 0; w0 < count; w0 += TAIL_GROUPS) {
             const int w = w0 + grp;
-            forward_record(w < count ? lrecs + LREC * (first + w) : nullptr, fact, xslots, y, z, item, n, m, rows,
+            forward_record(w < count ? lrecs + LREC * (first + w) : nullptr, linv, xslots, y, z, item, n, m, rows,
                            item_diag, item_slots, item_rhs, sz, t, (SNT / 32) / 2, 2);
         }
         __syncthreads();  // this level's updates of y before the next level reads them
@@ -673,7 +778,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
         const int first = tail[4 * lv + 2], count = tail[4 * lv + 3];
         for (int w0 = 0; w0 < count; w0 += TAIL_GROUPS) {
             const int w = w0 + grp;
-            backward_record(w < count ? erecs + REC * (first + w) : nullptr, fact, xslots, z, item, n, m, rows,
+            backward_record(w < count ? erecs + REC * (first + w) : nullptr, linv, xslots, z, item, n, m, rows,
                             item_diag, item_slots, item_rhs, sL, sL + LD * SLD, t);
             __syncthreads();  // the group's shared blocks are free again
         }

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::jit::{self, KernelSpec, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS};
+use super::jit::{
+    self, KernelSpec, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
+};
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
@@ -176,6 +178,8 @@ struct SmallPath<T> {
     factor_level_wide: CudaFunction,
     /// CTAs from which a level counts as wide.
     wide_min_ctas: usize,
+    /// L⁻¹ of every diagonal block (for the solve), after the last level.
+    invert: CudaFunction,
     forward_level: CudaFunction,
     backward_level: CudaFunction,
     /// The deep levels' forward and backward substitution in one launch (see `solve_tail`).
@@ -186,6 +190,10 @@ struct SmallPath<T> {
     recs: DeviceBuffer<i32>,
     levels: Vec<(usize, usize)>,
     fact: DeviceBuffer<T>,
+    /// L⁻¹ of every eliminated block, the form the solve reads (products instead of
+    /// substitution chains); written by `invert` after the last level. Only the lower
+    /// triangles are written or read.
+    linv: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
 }
@@ -410,6 +418,7 @@ impl<T: Scalar> CudaEngine<T> {
                 factor_level,
                 factor_level_wide,
                 wide_min_ctas,
+                invert: f("btchol_invert_small")?,
                 forward_level: f("btchol_forward_level_small")?,
                 backward_level: f("btchol_backward_level_small")?,
                 solve_tail: solve_tail_fn,
@@ -418,6 +427,7 @@ impl<T: Scalar> CudaEngine<T> {
                 recs,
                 levels: cta_levels,
                 fact: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU factor blocks")?,
+                linv: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU inverse factor blocks")?,
                 xslots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU factor couplings")?,
                 z: DeviceBuffer::zeroed(&dev, b * dims.rows() * max_nrhs, "GPU solutions")?,
             })
@@ -674,7 +684,23 @@ impl<T: Scalar> CudaEngine<T> {
             let smem = self.spec.seq_factor_smem_bytes();
             return unsafe { self.launch_with(&sq.factor, d.batch, SEQ_THREADS, smem, &mut a) };
         }
-        (0..self.levels.len()).try_for_each(|l| self.enqueue_factor_level(l))
+        (0..self.levels.len()).try_for_each(|l| self.enqueue_factor_level(l))?;
+        self.enqueue_inverse()
+    }
+
+    /// Small path: queues L⁻¹ of every diagonal block, the factor's form the solve reads (one
+    /// launch for all levels, kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at
+    /// N = 16384 for f64 n = 32 on the H100, 5–8 % of the factor, which buys 15–37 % of every
+    /// solve; per-level launches beside the next levels on a second stream measured slower,
+    /// bench/results/experiments/README.md). Nothing elsewhere.
+    fn enqueue_inverse(&self) -> Result<()> {
+        let Some(sp) = &self.small else { return Ok(()) };
+        let d = self.dims;
+        let (fact, linv, item_d, fail) = (sp.fact.ptr, sp.linv.ptr, self.item_extents().0, self.fail.ptr);
+        let (nb, b, n) = (d.n_blocks as i32, d.batch as i32, d.block_size as i32);
+        let mut a = args![fact, linv, nb, b, n, item_d, fail];
+        let grid = (d.batch * d.n_blocks).div_ceil(INV_THREADS / 32);
+        unsafe { self.launch_with(&sp.invert, grid, INV_THREADS, 0, &mut a) }
     }
 
     /// Reads the per-item failure keys (and boosted-pivot counts) back, one synchronisation;
@@ -771,8 +797,8 @@ impl<T: Scalar> CudaEngine<T> {
         if let Some(sp) = &self.small {
             let (first, count) = sp.levels[l];
             let (recs, nw) = (sp.recs.ptr + (first * LREC * 4) as u64, count as i32);
-            let (fact, xslots, z) = (sp.fact.ptr, sp.xslots.ptr, sp.z.ptr);
-            let mut a = args![fact, xslots, y, z, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
+            let (linv, xslots, z) = (sp.linv.ptr, sp.xslots.ptr, sp.z.ptr);
+            let mut a = args![linv, xslots, y, z, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
             return unsafe { self.launch_with(&sp.forward_level, d.batch * count, SMALL_THREADS, 0, &mut a) };
         }
         let rec = |off: usize| self.recs.ptr + (off * REC * 4) as u64;
@@ -794,8 +820,8 @@ impl<T: Scalar> CudaEngine<T> {
         for lr in self.levels[..below].iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
             if let Some(sp) = &self.small {
-                let (fact, xslots, z) = (sp.fact.ptr, sp.xslots.ptr, sp.z.ptr);
-                let mut a = args![fact, xslots, z, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
+                let (linv, xslots, z) = (sp.linv.ptr, sp.xslots.ptr, sp.z.ptr);
+                let mut a = args![linv, xslots, z, recs, nw, n, mm, rows, item_d, item_s, item_r, fail];
                 unsafe { self.launch_with(&sp.backward_level, d.batch * lr.n_elim, SMALL_THREADS, 0, &mut a)? };
                 continue;
             }
@@ -834,10 +860,10 @@ impl<T: Scalar> CudaEngine<T> {
         let d = self.dims;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
-        let (fact, xslots, y, z, fail) = (sp.fact.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
+        let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;
-        let mut a = args![fact, xslots, y, z, lrecs, erecs, tail, n_tail, n, mm, rows, item_d, item_s, item_r, fail];
+        let mut a = args![linv, xslots, y, z, lrecs, erecs, tail, n_tail, n, mm, rows, item_d, item_s, item_r, fail];
         let smem = self.spec.tail_solve_smem_bytes();
         unsafe { self.launch_with(&sp.solve_tail, d.batch, TAIL_THREADS, smem, &mut a) }
     }
@@ -874,22 +900,20 @@ impl<T: Scalar> CudaEngine<T> {
                 self.enqueue_factor()
             }
             Sequence::Solve(m) => self.enqueue_solve(m),
-            Sequence::FactorSolve(m) if self.seq.is_some() => {
+            // The small path's solve needs every level's L⁻¹, so it follows the whole factor
+            // (the inverses are one launch after the last level).
+            Sequence::FactorSolve(m) if self.seq.is_some() || self.small.is_some() => {
                 reset()?;
                 self.enqueue_factor()?;
                 self.enqueue_solve(m)
             }
             Sequence::FactorSolve(m) => {
                 reset()?;
-                let tail_from = self.tail_from();
                 for l in 0..self.levels.len() {
                     self.enqueue_factor_level(l)?;
-                    if l < tail_from {
-                        self.enqueue_forward_level(l, m)?;
-                    }
+                    self.enqueue_forward_level(l, m)?;
                 }
-                self.enqueue_solve_tail(m)?;
-                self.enqueue_backward(m, tail_from)
+                self.enqueue_backward(m, self.levels.len())
             }
             Sequence::FactorMasked => {
                 self.enqueue_mask(true, true)?;

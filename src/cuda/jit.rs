@@ -47,9 +47,10 @@ pub const KERNEL_NAMES: [&str; 15] = [
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 7] = [
+pub const SMALL_KERNEL_NAMES: [&str; 8] = [
     "btchol_factor_level_small",
     "btchol_factor_level_small_wide",
+    "btchol_invert_small",
     "btchol_solve_tail_small",
     "btchol_forward_level_small",
     "btchol_backward_level_small",
@@ -58,6 +59,8 @@ pub const SMALL_KERNEL_NAMES: [&str; 7] = [
 ];
 /// Threads per CTA of the small-block level kernels (kernels/small.cu `SNT`).
 pub const SMALL_THREADS: usize = 256;
+/// Threads per CTA of the inverse kernel (kernels/small.cu `INV_THREADS`: a warp per block).
+pub const INV_THREADS: usize = 128;
 /// Threads per CTA of the merged deep-level solve (kernels/small.cu `TAIL_GROUPS * SNT`).
 pub const TAIL_THREADS: usize = 2 * SMALL_THREADS;
 
