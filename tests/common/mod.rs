@@ -162,3 +162,65 @@ pub fn relative_difference<T: Scalar>(x: &[T], y: &[T]) -> f64 {
     let size = y.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
     x.iter().zip(y).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max) / size
 }
+
+/// A problem whose diagonal blocks are ill-conditioned: D_i = Q_i·diag(λ)·Q_iᵀ with λ from 1 down
+/// to 1/cond (geometric) and a random orthogonal Q_i, couplings of norm ≤ 0.2/cond (so Ψ is SPD
+/// with κ(Ψ) ≈ cond), row-major; b = Ψ·x for a random x, which puts b in the directions of
+/// the large eigenvalues (the hard case for solves that multiply by computed inverses).
+pub fn ill_conditioned_problem<T: Scalar>(seed: u64, dims: Dims, cond: f64) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let (n, nb, bl) = (dims.block_size, dims.n_blocks, dims.block_len());
+    let mut rng = Rng::new(seed);
+    let mut d = vec![T::ZERO; dims.diag_len()];
+    let mut e = vec![T::ZERO; dims.sub_len()];
+    let lambda: Vec<f64> = (0..n).map(|k| cond.powf(-(k as f64) / (n.max(2) - 1) as f64)).collect();
+    for b in 0..dims.batch {
+        for i in 0..nb {
+            // Q by Gram–Schmidt (twice, for orthogonality to working precision) on random columns.
+            let mut q: Vec<Vec<f64>> = Vec::with_capacity(n);
+            while q.len() < n {
+                let mut v: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+                for _ in 0..2 {
+                    for u in &q {
+                        let dot: f64 = u.iter().zip(&v).map(|(a, b)| a * b).sum();
+                        v.iter_mut().zip(u).for_each(|(x, y)| *x -= dot * y);
+                    }
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+                if norm > 1e-3 {
+                    q.push(v.iter().map(|x| x / norm).collect());
+                }
+            }
+            let blk = &mut d[(b * nb + i) * bl..][..bl];
+            for r in 0..n {
+                for c in 0..n {
+                    blk[r * n + c] = T::from_f64((0..n).map(|k| q[k][r] * lambda[k] * q[k][c]).sum());
+                }
+            }
+        }
+        for i in 0..nb.saturating_sub(1) {
+            let blk = &mut e[(b * (nb - 1) + i) * bl..][..bl];
+            blk.iter_mut().for_each(|v| *v = T::from_f64(0.2 / cond * rng.uniform() / n as f64));
+        }
+    }
+    let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+    let mut rhs = Vec::with_capacity(dims.batch * dims.rows());
+    for item in 0..dims.batch {
+        let x: Vec<f64> = (0..dims.rows()).map(|_| rng.uniform()).collect();
+        rhs.extend(matvec_f64(&m, item, &x).into_iter().map(T::from_f64));
+    }
+    (d, e, rhs)
+}
+
+/// Factors and solves `(d, e, b)` (row-major, one right-hand side) with `options`; returns the
+/// normwise backward error of the solution.
+pub fn solve_backward_error<T: Scalar>(dims: Dims, d: &[T], e: &[T], b: &[T], options: PlanOptions) -> f64 {
+    let m = BlockTridiagRef::new(dims, Layout::RowMajor, d, e).unwrap();
+    let mut p = Plan::<T>::new(dims, options).unwrap();
+    p.upload(&m).unwrap();
+    p.factor().unwrap();
+    let mut x = b.to_vec();
+    p.solve(&mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
+    let (xr, br) =
+        (RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, 1, Layout::RowMajor, b).unwrap());
+    backward_error(&m, &xr, &br, &[])
+}
