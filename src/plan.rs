@@ -579,7 +579,7 @@ impl<T: Scalar> Plan<T> {
         self.upload(matrix)?;
         if let Engine::Cuda(e) = &mut self.engine {
             if rhs.shape.nrhs <= e.max_nrhs() {
-                // One launch sequence: forward substitution interlaced with the factorization.
+                // One launch sequence and one synchronisation (engine.rs Sequence::FactorSolve).
                 if let Err(err) = e.factor_solve_host(&mut self.status, &mut self.boosted, rhs.shape, rhs.data) {
                     self.state = State::Empty;
                     return Err(err);

@@ -267,7 +267,9 @@ enum Sequence {
     Factor,
     /// Forward and backward substitution of `m` packed right-hand sides.
     Solve(usize),
-    /// Factor with the forward substitution interlaced, then the backward substitution.
+    /// Factor and solve in one sequence: the forward substitution interlaced with the factor on
+    /// the large-block path; factor, inverses, then the solve on the small-block and sequential
+    /// paths (their solves need the whole factor).
     FactorSolve(usize),
     /// Factor of the items the device mask selects (the others keep factor, status and counts).
     FactorMasked,
@@ -748,9 +750,9 @@ impl<T: Scalar> CudaEngine<T> {
         self.read_status(status, boosted, Some(mask))
     }
 
-    /// Factor and solve in one launch sequence with one synchronisation: the forward substitution
-    /// of each level is queued right behind that level's factorization (paper §4.5, interlaced),
-    /// so no host round trip separates them. Right-hand sides in host memory, at most `max_nrhs`
+    /// Factor and solve in one launch sequence with one synchronisation (`Sequence::FactorSolve`;
+    /// on the large-block path the forward substitution of each level is queued right behind
+    /// that level's factorization, paper §4.5), so no host round trip separates them. Right-hand sides in host memory, at most `max_nrhs`
     /// columns (the plan falls back to factor + solve for more).
     pub fn factor_solve_host(
         &mut self,
