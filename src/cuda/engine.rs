@@ -752,8 +752,9 @@ impl<T: Scalar> CudaEngine<T> {
 
     /// Factor and solve in one launch sequence with one synchronisation (`Sequence::FactorSolve`;
     /// on the large-block path the forward substitution of each level is queued right behind
-    /// that level's factorization, paper §4.5), so no host round trip separates them. Right-hand sides in host memory, at most `max_nrhs`
-    /// columns (the plan falls back to factor + solve for more).
+    /// that level's factorization, paper §4.5), so no host round trip separates them. Right-hand
+    /// sides in host memory, at most `max_nrhs` columns (the plan falls back to factor + solve for
+    /// more).
     pub fn factor_solve_host(
         &mut self,
         status: &mut [ItemStatus],
