@@ -91,6 +91,74 @@ __device__ __forceinline__ int potrf_lower(real* A, int n, real thr, real boost,
 #endif
 }
 
+// The elimination's potrf and trsm in one sweep over the tall panel [D; X_0; X_1] (paper §4's
+// potrf → trsm pair): D = L·Lᵀ, X_c ← X_c·L⁻ᵀ. Thread p holds row p % LD of panel block p / LD
+// (0: D, 1 and 2: the couplings) in registers; column j is published unscaled through a
+// double-buffered shared vector (one barrier per column), and every row r updates its columns
+// k > j by l_r·l_k = v_r·c_k/d, so the trsm is FMAs beside the pivot chain instead of a second
+// sweep. (The two sweeps of potrf_lower_reg and trsm_right_lower_trans took ~140 µs of a 163 µs
+// level at f64 n = 64: a division per column and a barrier per column twice; ncu, H100.) The
+// sweep is unrolled, so the row stays in registers: LD ≤ 64 (64 f64 = 128 registers).
+// Loads straight from global memory (row r's elements are coalesced across a warp), writes the
+// factor's lower triangle and the couplings there, and the couplings (whole LD×LD, padding zero)
+// to sX0 / sX1 for the fill. Rows beyond n are identity (D) or zero (couplings) padding. Returns
+// −1 or the first column whose pivot is not positive (uniform; nothing is written then). All
+// threads call it; `thr`, `boost`: the pivot policy (common.cuh), thread 0's `nboost` counts.
+#define TALL_PANEL (LD > 32 && LD <= 64 && 3 * LD <= NT)
+#if TALL_PANEL
+__device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int ncpl, int n, real* sX0, real* sX1,
+                                                real thr, real boost, int& nboost) {
+    __shared__ __align__(16) real col[2][LD];
+    const int blk = threadIdx.x / LD, i = threadIdx.x % LD;
+    const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
+    const real* src = blk == 0 ? D : blk == 1 ? X0 : X1;
+    real a[LD];
+#pragma unroll
+    for (int k = 0; k < LD; ++k) {
+        // D: the lower triangle only (the upper one is not stored), identity beyond n.
+        const bool in = has_row && i < n && k < n && (blk > 0 || k <= i);
+        a[k] = in ? src[i + k * LD] : real(blk == 0 && i == k ? 1 : 0);
+    }
+    int failed = -1;
+#pragma unroll
+    for (int j = 0; j < LD; ++j) {
+        real* c = col[j & 1];
+        if (blk == 0 && i >= j) c[i] = a[j];
+        __syncthreads();
+        bool boosted = false;
+        const real d = j < n ? policy_pivot(c[j], thr, boost, boosted) : real(1);
+        const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
+        nboost += boosted && failed < 0;
+        failed = (failed < 0 && !ok) ? j : failed;
+        const real piv = ok ? d : real(1);  // sweep on harmlessly; nothing is written
+        const real rs = rsqrt(piv);
+        const real v = a[j];
+        a[j] = (blk == 0 && i == j) ? piv * rs : v * rs;
+        const real t = v * rs * rs;
+#pragma unroll
+        for (int k = j + 1; k < LD; ++k) {
+            if (k % 2 == 0 && k + 1 < LD) {  // 16-byte broadcast reads (c is 16-byte aligned)
+                const real2 pair = *reinterpret_cast<const real2*>(c + k);
+                a[k] = fma(-t, pair.x, a[k]);
+                a[k + 1] = fma(-t, pair.y, a[k + 1]);
+            } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == LD)) {
+                a[k] = fma(-t, c[k], a[k]);
+            }
+        }
+    }
+    if (failed >= 0) return failed;
+    if (!has_row) return -1;
+    real* out = blk == 0 ? D : blk == 1 ? X0 : X1;
+    real* so = blk == 1 ? sX0 : sX1;
+#pragma unroll
+    for (int k = 0; k < LD; ++k) {
+        if (i < n && k < n && (blk > 0 || k <= i)) out[i + k * LD] = a[k];
+        if (blk > 0) so[i + k * LD] = a[k];
+    }
+    return -1;
+}
+#endif
+
 // Row `row` of X ← X·L⁻ᵀ (one thread per row; rows are independent).
 __device__ __forceinline__ void trsm_right_lower_trans_row(real* X, const real* L, int n, int row) {
     for (int j = 0; j < n; ++j) {

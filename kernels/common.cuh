@@ -10,6 +10,11 @@ typedef BT_T real;
 #define LD BT_LD
 #define NT BT_NT
 #define BS ((long long)BT_LD * BT_LD)
+// Two elements for 16-byte (f64) or 8-byte (f32) loads and stores.
+template <typename T> struct pair_of;
+template <> struct pair_of<double> { typedef double2 type; };
+template <> struct pair_of<float> { typedef float2 type; };
+typedef pair_of<real>::type real2;
 
 // Schedule records, 8 int32 each, written by the host from crate::schedule (the single source):
 //   elimination: block, slot_a, survivor_a, slot_c, survivor_c, fill_slot, fill_rows, n_couplings

@@ -15,6 +15,20 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* slot_base = slots + item * item_slots;
     const int ncpl = r[7];
     real* C[2] = {slot_base + r[1] * BS, ncpl > 1 ? slot_base + r[3] * BS : nullptr};
+#if TALL_PANEL && BT_FUSED
+    // potrf and trsm in one register sweep; the solved couplings stay in shared memory for the fill.
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    real* W[2] = {reinterpret_cast<real*>(smem_raw) + BS, reinterpret_cast<real*>(smem_raw) + 2 * BS};
+    int nboost = 0;
+    const int f = potrf_trsm_panel(D, C[0], C[1], ncpl, n, W[0], W[1], piv_thr, piv_boost, nboost);
+    if (threadIdx.x == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
+    if (f >= 0) {
+        if (threadIdx.x == 0) atomicMin(&fail[item], fail_key(level, r[0], f));
+        return;
+    }
+    __syncthreads();
+    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+#else
 #if BT_FUSED
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sD = reinterpret_cast<real*>(smem_raw);
@@ -42,6 +56,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
 #if BT_FUSED
     copy_block(D, sD, n);
     for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c], n);
+#endif
 #endif
 }
 

@@ -35,10 +35,6 @@
 #define TILES_PER_DIM (LD / TILE)
 #define TILES (TILES_PER_DIM * TILES_PER_DIM)
 #define TILE_PASSES ((TILES + SNT - 1) / SNT)
-template <typename T> struct pair_of;
-template <> struct pair_of<double> { typedef double2 type; };
-template <> struct pair_of<float> { typedef float2 type; };
-typedef pair_of<real>::type real2;
 
 // acc[p][q] += Σ_k A[i0+p, k]·B[j0+q, k] over k < LD (column-major, leading dimension LD).
 __device__ __forceinline__ void tile_abt(real (&acc)[TILE][TILE], const real* A, const real* B, int i0, int j0) {
