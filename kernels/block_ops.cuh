@@ -214,8 +214,10 @@ __device__ void trsm_right_lower_trans(real* X0, real* X1, int ncpl, const real*
 // MT×MT outputs, so every element it loads feeds MT FMAs (one output per thread needed two loads
 // per FMA and was bound by L1 bandwidth: ~150 µs for one n = 128 update on an H100).
 #define MT 4
+// A second product A2·B2ᵀ (A2 non-null) joins the same accumulators: one pass over C.
 template <bool LOWER, bool ACCUM>
-__device__ void gemm_nt_tiled(real* C, const real* A, const real* B, int n, real alpha) {
+__device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real* A2, const real* B2, int n,
+                              real alpha) {
     // With LD a multiple of MT every tile row is inside the block (padding rows are read, never
     // written); otherwise rows ≥ n are not read.
     constexpr bool whole_tiles = LD % MT == 0;
@@ -224,17 +226,22 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, int n, real
         const int i0 = (t % nt) * MT, j0 = (t / nt) * MT;
         if (LOWER && j0 > i0 + MT - 1) continue; // tile strictly above the diagonal
         real acc[MT][MT] = {};
-        for (int k = 0; k < n; ++k) {
-            real a[MT], b[MT];
+        for (int pass = 0; pass < 2; ++pass) {
+            const real* PA = pass == 0 ? A : A2;
+            const real* PB = pass == 0 ? B : B2;
+            if (!PA) break;
+            for (int k = 0; k < n; ++k) {
+                real a[MT], b[MT];
 #pragma unroll
-            for (int u = 0; u < MT; ++u) {
-                a[u] = (whole_tiles || i0 + u < n) ? A[i0 + u + k * LD] : real(0);
-                b[u] = (whole_tiles || j0 + u < n) ? B[j0 + u + k * LD] : real(0);
+                for (int u = 0; u < MT; ++u) {
+                    a[u] = (whole_tiles || i0 + u < n) ? PA[i0 + u + k * LD] : real(0);
+                    b[u] = (whole_tiles || j0 + u < n) ? PB[j0 + u + k * LD] : real(0);
+                }
+#pragma unroll
+                for (int u = 0; u < MT; ++u)
+#pragma unroll
+                    for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
             }
-#pragma unroll
-            for (int u = 0; u < MT; ++u)
-#pragma unroll
-                for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
         }
 #pragma unroll
         for (int u = 0; u < MT; ++u)
@@ -249,10 +256,10 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, int n, real
 
 // C ← −A·Bᵀ (fill-in of an elimination).
 __device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n) {
-    gemm_nt_tiled<false, false>(C, A, B, n, real(-1));
+    gemm_nt_tiled<false, false>(C, A, B, nullptr, nullptr, n, real(-1));
 }
 
-// Lower triangle of D ← D − A·Aᵀ.
-__device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, int n) {
-    gemm_nt_tiled<true, true>(D, A, A, n, real(-1));
+// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D.
+__device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, const real* A2, int n) {
+    gemm_nt_tiled<true, true>(D, A, A, A2, A2, n, real(-1));
 }

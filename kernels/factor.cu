@@ -33,8 +33,8 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sD = reinterpret_cast<real*>(smem_raw);
     real* W[2] = {sD + BS, sD + 2 * BS};
-    copy_block(sD, D, n);
-    for (int c = 0; c < ncpl; ++c) copy_block(W[c], C[c], n);
+    copy_block(sD, D);
+    for (int c = 0; c < ncpl; ++c) copy_block(W[c], C[c]);
 #else
     real* sD = D;
     real* W[2] = {C[0], C[1]};
@@ -54,8 +54,8 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     __syncthreads();
     if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #if BT_FUSED
-    copy_block(D, sD, n);
-    for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c], n);
+    copy_block(D, sD);
+    for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c]);
 #endif
 #endif
 }
@@ -76,14 +76,10 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sA = reinterpret_cast<real*>(smem_raw);
     for (int c = 0; c < r[7] && c < 2; ++c) {
-        copy_block(sA + c * BS, A[c], n);
+        copy_block(sA + c * BS, A[c]);
         A[c] = sA + c * BS;
     }
     __syncthreads();
 #endif
-    syrk_lower_sub(D, A[0], n);
-    if (r[7] > 1) {
-        __syncthreads();
-        syrk_lower_sub(D, A[1], n);
-    }
+    syrk_lower_sub(D, A[0], A[1], n);
 }
