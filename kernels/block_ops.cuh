@@ -97,13 +97,80 @@ __device__ __forceinline__ int potrf_lower(real* A, int n, real thr, real boost,
 // double-buffered shared vector (one barrier per column), and every row r updates its columns
 // k > j by l_r·l_k = v_r·c_k/d, so the trsm is FMAs beside the pivot chain instead of a second
 // sweep. (The two sweeps of potrf_lower_reg and trsm_right_lower_trans took ~140 µs of a 163 µs
-// level at f64 n = 64: a division per column and a barrier per column twice; ncu, H100.) The
-// sweep is unrolled, so the row stays in registers: LD ≤ 64 (64 f64 = 128 registers).
-// Loads straight from global memory (row r's elements are coalesced across a warp), writes the
-// factor's lower triangle and the couplings there, and the couplings (whole LD×LD, padding zero)
-// to sX0 / sX1 for the fill. Rows beyond n are identity (D) or zero (couplings) padding. Returns
-// −1 or the first column whose pivot is not positive (uniform; nothing is written then). All
-// threads call it; `thr`, `boost`: the pivot policy (common.cuh), thread 0's `nboost` counts.
+// level at f64 n = 64: a division per column and a barrier per column twice; ncu, H100.)
+// Rows beyond n are identity (D) or zero (couplings) padding. The helpers below work on the
+// columns [C0, C0 + W) of a row held in W registers (W ≤ 64: 64 f64 = 128 registers):
+// potrf_trsm_panel sweeps all LD ≤ 64 columns at once, potrf_trsm_blocked (LD ≤ 128) sweeps 32
+// at a time.
+#define PANEL_WIDTH(W, C0) (LD - (C0) < (W) ? LD - (C0) : (W))
+
+// Loads columns [C0, C0 + W) of panel row (blk, i) from global memory (row i's elements are
+// coalesced across a warp): D's lower triangle only (the upper one is not stored), identity and
+// zero padding beyond n.
+template <int W, int C0>
+__device__ __forceinline__ void panel_load(real (&a)[W], const real* src, int blk, int i, bool has_row, int n) {
+#pragma unroll
+    for (int k = 0; k < PANEL_WIDTH(W, C0); ++k) {
+        const int col = C0 + k;
+        const bool in = has_row && i < n && col < n && (blk > 0 || col <= i);
+        a[k] = in ? src[i + col * LD] : real(blk == 0 && i == col ? 1 : 0);
+    }
+}
+
+// The register sweep over columns [C0, C0 + W), whose pivot rows are D's rows [C0, C0 + W): the
+// rows have received every update from the columns < C0. Returns −1 or the first column (relative
+// to C0) whose pivot is not positive (uniform; the sweep runs on harmlessly after it). All
+// threads call it; `col`: shared, 16-byte aligned.
+template <int W, int C0>
+__device__ __forceinline__ int panel_sweep(real (&a)[W], real (*col)[W], int blk, int i, int n, real thr, real boost,
+                                           int& nboost) {
+    constexpr int WP = PANEL_WIDTH(W, C0);
+    int failed = -1;
+#pragma unroll
+    for (int j = 0; j < WP; ++j) {
+        real* c = col[j & 1];
+        if (blk == 0 && i >= C0 + j && i < C0 + WP) c[i - C0] = a[j];
+        __syncthreads();
+        bool boosted = false;
+        const real d = C0 + j < n ? policy_pivot(c[j], thr, boost, boosted) : real(1);
+        const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
+        nboost += boosted && failed < 0;
+        failed = (failed < 0 && !ok) ? j : failed;
+        const real piv = ok ? d : real(1);  // sweep on harmlessly; nothing is written
+        const real rs = rsqrt(piv);
+        const real v = a[j];
+        a[j] = (blk == 0 && i == C0 + j) ? piv * rs : v * rs;
+        const real t = v * rs * rs;
+#pragma unroll
+        for (int k = j + 1; k < WP; ++k) {
+            if (k % 2 == 0 && k + 1 < WP) {  // 16-byte broadcast reads (c is 16-byte aligned)
+                const real2 pair = *reinterpret_cast<const real2*>(c + k);
+                a[k] = fma(-t, pair.x, a[k]);
+                a[k + 1] = fma(-t, pair.y, a[k + 1]);
+            } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == WP)) {
+                a[k] = fma(-t, c[k], a[k]);
+            }
+        }
+    }
+    return failed;
+}
+
+// Writes columns [C0, C0 + W) of a finished panel row: D's lower triangle and the couplings to
+// global memory, and the couplings (whole LD×LD, padding zero) to `so` (shared; null: none).
+template <int W, int C0>
+__device__ __forceinline__ void panel_store(const real (&a)[W], real* out, real* so, int blk, int i, int n) {
+#pragma unroll
+    for (int k = 0; k < PANEL_WIDTH(W, C0); ++k) {
+        const int col = C0 + k;
+        if (i < n && col < n && (blk > 0 || col <= i)) out[i + col * LD] = a[k];
+        if (so && blk > 0) so[i + col * LD] = a[k];
+    }
+}
+
+// LD ≤ 64: the whole panel row in registers, one sweep. Loads from global memory, writes the
+// factor's lower triangle and the couplings there and the couplings to sX0 / sX1 for the fill.
+// Returns −1 or the first column whose pivot is not positive (uniform; nothing is written then).
+// All threads call it; `thr`, `boost`: the pivot policy (common.cuh), thread 0's `nboost` counts.
 #define TALL_PANEL (LD > 32 && LD <= 64 && 3 * LD <= NT)
 #if TALL_PANEL
 __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int ncpl, int n, real* sX0, real* sX1,
@@ -111,51 +178,89 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
     __shared__ __align__(16) real col[2][LD];
     const int blk = threadIdx.x / LD, i = threadIdx.x % LD;
     const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
-    const real* src = blk == 0 ? D : blk == 1 ? X0 : X1;
+    real* out = blk == 0 ? D : blk == 1 ? X0 : X1;
     real a[LD];
+    panel_load<LD, 0>(a, out, blk, i, has_row, n);
+    const int failed = panel_sweep<LD, 0>(a, col, blk, i, n, thr, boost, nboost);
+    if (failed >= 0) return failed;
+    if (has_row) panel_store<LD, 0>(a, out, blk == 1 ? sX0 : sX1, blk, i, n);
+    return -1;
+}
+#endif
+
+// 64 < LD ≤ 128: left-looking over panels of 32 columns (a whole row would spill: 128 f64 =
+// 256 registers). Panel [C0, C0 + 32) of every row still active (couplings, and D's rows ≥ C0)
+// first subtracts its finished columns < C0 times D's rows [C0, C0 + 32) (staged in shared
+// memory; the row's own finished values are re-read from global memory, where this thread wrote
+// them), then sweeps like potrf_trsm_panel. Same contract as potrf_trsm_panel, except that a
+// failing pivot leaves the panels before it written; sX0 / sX1 may be null (couplings only in
+// global memory, for the fill to read there).
+#define BLOCKED_PANEL (LD > 64 && LD <= 128 && 3 * LD <= NT)
+#define BLOCK_W 32
+#if BLOCKED_PANEL
+template <int C0>
+__device__ __forceinline__ int potrf_trsm_blocked_step(const real* D, real* row_out, real* row_so, int blk, int i,
+                                                       bool has_row, int n, real (*col)[BLOCK_W], real* S, real thr,
+                                                       real boost, int& nboost) {
+    if constexpr (C0 >= LD) {
+        return -1;
+    } else {
+        constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+        const bool active = has_row && (blk > 0 || i >= C0);
+        real a[BLOCK_W];
+        // (Loaded after the barrier: loaded during the previous panel's sweep, it spilled.)
+        if constexpr (C0 > 0) __syncthreads();  // the previous panels' stores are visible
+        panel_load<BLOCK_W, C0>(a, row_out, blk, i, active, n);
+        if constexpr (C0 > 0) {
+            // S[m][k] = L[C0 + k][m], m < C0: D's rows of this panel, finished columns.
+            for (int e = threadIdx.x; e < C0 * WP; e += NT) {
+                const int m = e / WP, k = e % WP;
+                S[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
+            }
+            __syncthreads();
+            if (active && i < n) {
+                // (Not unrolled: more rows' values in flight spilled at f64 LD = 128; other
+                // warps hide the load.)
+                const real* own = row_out + i;
+                const int mend = C0 < n ? C0 : n;
+#pragma unroll 1
+                for (int m = 0; m < mend; ++m) {
+                    const real l = own[m * LD];
+                    const real* s = S + m * BLOCK_W;
 #pragma unroll
-    for (int k = 0; k < LD; ++k) {
-        // D: the lower triangle only (the upper one is not stored), identity beyond n.
-        const bool in = has_row && i < n && k < n && (blk > 0 || k <= i);
-        a[k] = in ? src[i + k * LD] : real(blk == 0 && i == k ? 1 : 0);
-    }
-    int failed = -1;
-#pragma unroll
-    for (int j = 0; j < LD; ++j) {
-        real* c = col[j & 1];
-        if (blk == 0 && i >= j) c[i] = a[j];
-        __syncthreads();
-        bool boosted = false;
-        const real d = j < n ? policy_pivot(c[j], thr, boost, boosted) : real(1);
-        const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
-        nboost += boosted && failed < 0;
-        failed = (failed < 0 && !ok) ? j : failed;
-        const real piv = ok ? d : real(1);  // sweep on harmlessly; nothing is written
-        const real rs = rsqrt(piv);
-        const real v = a[j];
-        a[j] = (blk == 0 && i == j) ? piv * rs : v * rs;
-        const real t = v * rs * rs;
-#pragma unroll
-        for (int k = j + 1; k < LD; ++k) {
-            if (k % 2 == 0 && k + 1 < LD) {  // 16-byte broadcast reads (c is 16-byte aligned)
-                const real2 pair = *reinterpret_cast<const real2*>(c + k);
-                a[k] = fma(-t, pair.x, a[k]);
-                a[k + 1] = fma(-t, pair.y, a[k + 1]);
-            } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == LD)) {
-                a[k] = fma(-t, c[k], a[k]);
+                    for (int k = 0; k < WP; k += 2) {
+                        if (k + 1 < WP) {
+                            const real2 pair = *reinterpret_cast<const real2*>(s + k);
+                            a[k] = fma(-l, pair.x, a[k]);
+                            a[k + 1] = fma(-l, pair.y, a[k + 1]);
+                        } else {
+                            a[k] = fma(-l, s[k], a[k]);
+                        }
+                    }
+                }
             }
         }
+        const int f = panel_sweep<BLOCK_W, C0>(a, col, blk, i, n, thr, boost, nboost);
+        if (f >= 0) return C0 + f;
+        if (active) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
+        return -1;
     }
-    if (failed >= 0) return failed;
-    if (!has_row) return -1;
-    real* out = blk == 0 ? D : blk == 1 ? X0 : X1;
-    real* so = blk == 1 ? sX0 : sX1;
-#pragma unroll
-    for (int k = 0; k < LD; ++k) {
-        if (i < n && k < n && (blk > 0 || k <= i)) out[i + k * LD] = a[k];
-        if (blk > 0) so[i + k * LD] = a[k];
-    }
-    return -1;
+}
+
+__device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, int ncpl, int n, real* sX0, real* sX1,
+                                                  real thr, real boost, int& nboost) {
+    __shared__ __align__(16) real col[2][BLOCK_W];
+    // Finished columns × the panel's rows, for the last panel (the widest C0).
+    __shared__ __align__(16) real S[(LD - 1) / BLOCK_W * BLOCK_W * BLOCK_W];
+    const int blk = threadIdx.x / LD, i = threadIdx.x % LD;
+    const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
+    real* out = blk == 0 ? D : blk == 1 ? X0 : X1;  // (only has_row threads touch it)
+    real* so = blk == 0 ? nullptr : blk == 1 ? sX0 : sX1;
+    int f;
+    if ((f = potrf_trsm_blocked_step<0>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost)) >= 0) return f;
+    if ((f = potrf_trsm_blocked_step<32>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost)) >= 0) return f;
+    if ((f = potrf_trsm_blocked_step<64>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost)) >= 0) return f;
+    return potrf_trsm_blocked_step<96>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost);
 }
 #endif
 

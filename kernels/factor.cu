@@ -15,12 +15,22 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* slot_base = slots + item * item_slots;
     const int ncpl = r[7];
     real* C[2] = {slot_base + r[1] * BS, ncpl > 1 ? slot_base + r[3] * BS : nullptr};
-#if TALL_PANEL && BT_FUSED
-    // potrf and trsm in one register sweep; the solved couplings stay in shared memory for the fill.
+#if (TALL_PANEL && BT_FUSED) || BLOCKED_PANEL
+    // potrf and trsm in register sweeps; fused, the solved couplings stay in shared memory for
+    // the fill (otherwise the fill reads them back from global memory).
+#if BT_FUSED
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* W[2] = {reinterpret_cast<real*>(smem_raw) + BS, reinterpret_cast<real*>(smem_raw) + 2 * BS};
+#else
+    real* W[2] = {C[0], C[1]};
+#endif
     int nboost = 0;
+#if TALL_PANEL
     const int f = potrf_trsm_panel(D, C[0], C[1], ncpl, n, W[0], W[1], piv_thr, piv_boost, nboost);
+#else
+    const int f = potrf_trsm_blocked(D, C[0], C[1], ncpl, n, BT_FUSED ? W[0] : nullptr, BT_FUSED ? W[1] : nullptr,
+                                     piv_thr, piv_boost, nboost);
+#endif
     if (threadIdx.x == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
     if (f >= 0) {
         if (threadIdx.x == 0) atomicMin(&fail[item], fail_key(level, r[0], f));

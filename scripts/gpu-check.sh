@@ -78,10 +78,15 @@ step python-binding env BTCHOL_LIB=$PWD/.bundle/libbtchol.so PYTHONPATH=$PWD/.bu
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"
+# Large blocks: the tall panel (n = 48), the blocked panel fused (f32 n = 100) and from global
+# memory (f64 n = 100), both with a partial last panel.
+large="bench --backend cuda --dtype f64,f32 --n 48,100 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
 step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
+step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
 step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
 step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
+step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
 step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \

@@ -83,22 +83,35 @@ fn gpu_reports_not_positive_definite_per_item() {
 }
 
 /// A block that fails at an inner column, for every kernel family (register panels and
-/// 128-thread groups for n ≤ 32, large blocks): the GPU reports the same (item, block, column) as the CPU
-/// nested-dissection executor, factors the other items, and a later good matrix factors again.
+/// 128-thread groups for n ≤ 32, tall and blocked panels, the memory path for n > 128): the GPU
+/// reports the same (item, block, column) as the CPU nested-dissection executor, factors the other
+/// items, and a later good matrix factors again.
 #[test]
 fn gpu_reports_failing_column_like_the_cpu_executor() {
     if !gpu_or_skip("gpu_reports_failing_column_like_the_cpu_executor") {
         return;
     }
-    for (nb, n, batch) in
-        [(2, 32, 1), (37, 32, 2), (6, 12, 3), (5, 8, 2), (9, 5, 2), (11, 40, 2), (5, 100, 2), (3, 130, 1)]
-    {
+    // `late`: the failing column in the last panels of the blocked sweep (n > 64 factors 32
+    // columns at a time) instead of among the first ones.
+    for (nb, n, batch, late) in [
+        (2, 32, 1, false),
+        (37, 32, 2, false),
+        (6, 12, 3, false),
+        (5, 8, 2, false),
+        (9, 5, 2, false),
+        (11, 40, 2, false),
+        (5, 100, 2, false),
+        (5, 100, 2, true),
+        (3, 72, 1, true),
+        (3, 128, 1, true),
+        (3, 130, 1, false),
+    ] {
         for block in [0, nb / 2, nb - 1] {
             let dims = Dims::new(batch, nb, n).unwrap();
             let (good, e) = random_problem::<f64>(seed_from(&[nb, n, block, 7]), dims, Layout::RowMajor, 1.0);
             let mut d = good.clone();
             let bad = batch - 1;
-            let col = (n - 1).min(2 + block % n);
+            let col = if late { n - 1 - 3 * (block % 8) } else { (n - 1).min(2 + block % n) };
             d[(bad * nb + block) * n * n + col * n + col] = -1e3;
             let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
             let cpu_opts =

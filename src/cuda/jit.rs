@@ -101,8 +101,11 @@ impl KernelSpec {
             65..=128 => 512,
             _ => 256,
         };
-        // Leave 4 KiB for the kernels' static shared memory (potrf's column buffer: 2·ld elements).
-        let fused = 3 * ld * ld * dtype.size_bytes() + 4096 <= smem_limit;
+        // Leave room for the kernels' static shared memory: 4 KiB (potrf's column buffer: 2·ld
+        // elements), plus, for 64 < ld ≤ 128, the blocked panel's finished columns of D's rows
+        // (kernels/block_ops.cuh potrf_trsm_blocked: (ld − 1) / 32 · 32 columns × 32 rows).
+        let blocked_static = if ld > 64 && ld <= 128 { (ld - 1) / 32 * 32 * 32 * dtype.size_bytes() } else { 0 };
+        let fused = 3 * ld * ld * dtype.size_bytes() + 4096 + blocked_static <= smem_limit;
         KernelSpec { dtype, ld, threads, fused, boost: false }
     }
 
