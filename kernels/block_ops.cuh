@@ -219,12 +219,17 @@ __device__ __forceinline__ int potrf_trsm_blocked_step(const real* D, real* row_
             }
             __syncthreads();
             if (active && i < n) {
-                // (Not unrolled: more rows' values in flight spilled at f64 LD = 128; other
-                // warps hide the load.)
+                // The row's finished values come back from global memory, asked into L1 8
+                // columns ahead (one L2 latency waited per column took ~60 µs of a 110 µs f64
+                // n = 128 elimination, ncu, H100; loading batches in registers spilled).
                 const real* own = row_out + i;
                 const int mend = C0 < n ? C0 : n;
+#pragma unroll
+                for (int m = 0; m < 8; ++m)
+                    if (m < mend) prefetch_l1(own + m * LD);
 #pragma unroll 1
                 for (int m = 0; m < mend; ++m) {
+                    if (m + 8 < mend) prefetch_l1(own + (m + 8) * LD);
                     const real l = own[m * LD];
                     const real* s = S + m * BLOCK_W;
 #pragma unroll
@@ -359,12 +364,82 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real*
     }
 }
 
-// C ← −A·Bᵀ (fill-in of an elimination).
-__device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n) {
+// The same product with A, B (and A2, B2) in global memory, staged through shared memory `stage`
+// (STAGE_ELEMS elements) GEMM_KC columns at a time: from global memory every tile waited on an L2
+// load per k (ncu, H100, f64 n = 128: 130 µs for one update, 95 µs for one fill). Tiles are
+// numbered over the lower triangle when LOWER, so every thread has work. All threads call it.
+#define GEMM_KC 16
+#define STAGE_ELEMS (2 * LD * GEMM_KC)
+template <bool LOWER, bool ACCUM>
+__device__ void gemm_nt_staged(real* C, const real* A, const real* B, const real* A2, const real* B2, int n,
+                               real alpha, real* stage) {
+    static_assert(LD % MT == 0 && LD % COPY_V == 0, "staged gemm: whole tiles and 16-byte chunk copies");
+    real* sA = stage;
+    real* sB = stage + LD * GEMM_KC;
+    const int nt = (n + MT - 1) / MT;
+    const int tiles = LOWER ? nt * (nt + 1) / 2 : nt * nt;
+    for (int t0 = 0; t0 < tiles; t0 += NT) {
+        int t = t0 + threadIdx.x, tj = 0;
+        const bool has = t < tiles;
+        if (LOWER) {  // column tj of the lower tiles holds nt − tj of them
+            while (has && t >= nt - tj) t -= nt - tj++;
+        } else {
+            tj = t / nt;
+            t %= nt;
+        }
+        const int i0 = (LOWER ? tj + t : t) * MT, j0 = tj * MT;
+        real acc[MT][MT] = {};
+        for (int pass = 0; pass < 2; ++pass) {
+            const real* PA = pass == 0 ? A : A2;
+            const real* PB = pass == 0 ? B : B2;
+            if (!PA) break;
+            for (int k0 = 0; k0 < n; k0 += GEMM_KC) {
+                const int kc = n - k0 < GEMM_KC ? n - k0 : GEMM_KC;
+                __syncthreads();  // the previous chunk is consumed
+                copy_elems(sA, PA + k0 * LD, kc * LD);
+                if (PB != PA) copy_elems(sB, PB + k0 * LD, kc * LD);
+                __syncthreads();
+                const real* cB = PB != PA ? sB : sA;
+                if (!has) continue;
+                for (int k = 0; k < kc; ++k) {
+                    real a[MT], b[MT];
+#pragma unroll
+                    for (int u = 0; u < MT; ++u) {
+                        a[u] = sA[k * LD + i0 + u];
+                        b[u] = cB[k * LD + j0 + u];
+                    }
+#pragma unroll
+                    for (int u = 0; u < MT; ++u)
+#pragma unroll
+                        for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
+                }
+            }
+        }
+        if (!has) continue;
+#pragma unroll
+        for (int u = 0; u < MT; ++u)
+#pragma unroll
+            for (int v = 0; v < MT; ++v) {
+                const int i = i0 + u, j = j0 + v;
+                if (i < n && j < n && (!LOWER || i >= j))
+                    C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * acc[u][v] : alpha * acc[u][v];
+            }
+    }
+}
+
+// C ← −A·Bᵀ (fill-in of an elimination); `stage` non-null: A and B in global memory, staged
+// (only unfused variants, whose LD is large, instantiate the staged gemm).
+__device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n, real* stage = nullptr) {
+#if !BT_FUSED
+    if (stage) return gemm_nt_staged<false, false>(C, A, B, nullptr, nullptr, n, real(-1), stage);
+#endif
     gemm_nt_tiled<false, false>(C, A, B, nullptr, nullptr, n, real(-1));
 }
 
-// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D.
-__device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, const real* A2, int n) {
+// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D; `stage` as above.
+__device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, const real* A2, int n, real* stage = nullptr) {
+#if !BT_FUSED
+    if (stage) return gemm_nt_staged<true, true>(D, A, A, A2, A2, n, real(-1), stage);
+#endif
     gemm_nt_tiled<true, true>(D, A, A, A2, A2, n, real(-1));
 }

@@ -86,9 +86,10 @@ __device__ __forceinline__ void prefetch_l1(const void* p) {
 // store, so every element waited a memory latency: ~10 µs of a 27 µs update at f64 n = 64.)
 #define COPY_V ((LD * LD) % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1)
 #define COPY_BATCH 8
-__device__ __forceinline__ void copy_block(real* __restrict__ dst, const real* __restrict__ src) {
+// Copies `count` elements (a multiple of COPY_V, both ends 16-byte aligned), all threads.
+__device__ __forceinline__ void copy_elems(real* __restrict__ dst, const real* __restrict__ src, int count) {
     typedef typename vec_of<COPY_V>::type piece;
-    constexpr int pieces = LD * LD / COPY_V;
+    const int pieces = count / COPY_V;
     const piece* s = reinterpret_cast<const piece*>(src);
     piece* d = reinterpret_cast<piece*>(dst);
     for (int base = 0; base < pieces; base += NT * COPY_BATCH) {
@@ -104,4 +105,7 @@ __device__ __forceinline__ void copy_block(real* __restrict__ dst, const real* _
             if (idx < pieces) d[idx] = buf[b];
         }
     }
+}
+__device__ __forceinline__ void copy_block(real* __restrict__ dst, const real* __restrict__ src) {
+    copy_elems(dst, src, LD * LD);
 }

@@ -15,15 +15,15 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* slot_base = slots + item * item_slots;
     const int ncpl = r[7];
     real* C[2] = {slot_base + r[1] * BS, ncpl > 1 ? slot_base + r[3] * BS : nullptr};
-#if (TALL_PANEL && BT_FUSED) || BLOCKED_PANEL
-    // potrf and trsm in register sweeps; fused, the solved couplings stay in shared memory for
-    // the fill (otherwise the fill reads them back from global memory).
-#if BT_FUSED
+    // Dynamic shared memory (factor_smem_bytes, jit.rs): fused, the blocks [D | X_0 | X_1];
+    // otherwise the fill's staging buffer (the couplings stay in global memory).
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* W[2] = {reinterpret_cast<real*>(smem_raw) + BS, reinterpret_cast<real*>(smem_raw) + 2 * BS};
-#else
-    real* W[2] = {C[0], C[1]};
-#endif
+    real* smem = reinterpret_cast<real*>(smem_raw);
+    real* stage = BT_FUSED ? nullptr : smem;
+#if (TALL_PANEL && BT_FUSED) || BLOCKED_PANEL
+    // potrf and trsm in register sweeps, straight from and to global memory; fused, the solved
+    // couplings also go to shared memory for the fill.
+    real* W[2] = {BT_FUSED ? smem + BS : C[0], BT_FUSED ? smem + 2 * BS : C[1]};
     int nboost = 0;
 #if TALL_PANEL
     const int f = potrf_trsm_panel(D, C[0], C[1], ncpl, n, W[0], W[1], piv_thr, piv_boost, nboost);
@@ -37,11 +37,10 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
         return;
     }
     __syncthreads();
-    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n, stage);
 #else
 #if BT_FUSED
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* sD = reinterpret_cast<real*>(smem_raw);
+    real* sD = smem;
     real* W[2] = {sD + BS, sD + 2 * BS};
     copy_block(sD, D);
     for (int c = 0; c < ncpl; ++c) copy_block(W[c], C[c]);
@@ -62,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     for (int idx = threadIdx.x; idx < ncpl * n; idx += NT) trsm_right_lower_trans_row(W[idx / n], sD, n, idx % n);
 #endif
     __syncthreads();
-    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n, stage);
 #if BT_FUSED
     copy_block(D, sD);
     for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c]);
@@ -79,17 +78,19 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     real* D = diag + item * item_diag + r[0] * BS;
     const real* slot_base = slots + item * item_slots;
     const real* A[2] = {slot_base + r[1] * BS, r[7] > 1 ? slot_base + r[3] * BS : nullptr};
-#if BT_FUSED
-    // Stage the couplings: every element feeds MT FMAs of several threads, and from global memory
-    // the tiles waited on L1 misses (ncu, H100, n = 64: 20 µs per 64×64×64 update).
-    // Dynamic shared memory: update_smem_bytes (jit.rs), two blocks.
+    // Dynamic shared memory: update_smem_bytes (jit.rs). Fused, the couplings are staged whole:
+    // every element feeds MT FMAs of several threads, and from global memory the tiles waited on
+    // L1 misses (ncu, H100, n = 64: 20 µs per 64×64×64 update); otherwise in column chunks.
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* sA = reinterpret_cast<real*>(smem_raw);
+    real* smem = reinterpret_cast<real*>(smem_raw);
+#if BT_FUSED
     for (int c = 0; c < r[7] && c < 2; ++c) {
-        copy_block(sA + c * BS, A[c]);
-        A[c] = sA + c * BS;
+        copy_block(smem + c * BS, A[c]);
+        A[c] = smem + c * BS;
     }
     __syncthreads();
-#endif
     syrk_lower_sub(D, A[0], A[1], n);
+#else
+    syrk_lower_sub(D, A[0], A[1], n, smem);
+#endif
 }

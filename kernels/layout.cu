@@ -127,8 +127,10 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_logdet(
     }
     partial[threadIdx.x] = s;
     __syncthreads();
-    for (int w = NT / 2; w > 0; w /= 2) {
-        if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+    int top = 1;  // the largest power of two below NT (NT need not be one: 384 for ld 72..128)
+    while (2 * top < NT) top *= 2;
+    for (int w = top; w > 0; w /= 2) {
+        if (threadIdx.x < w && threadIdx.x + w < NT) partial[threadIdx.x] += partial[threadIdx.x + w];
         __syncthreads();
     }
     if (threadIdx.x == 0) out[item] = fail[item] == NO_FAILURE ? 2 * partial[0] : nan("");

@@ -93,12 +93,13 @@ impl KernelSpec {
     pub fn for_block_size(dtype: DType, n: usize, smem_limit: usize) -> KernelSpec {
         let align = 64 / dtype.size_bytes();
         let ld = if n >= align { n.div_ceil(align) * align } else { n.next_power_of_two() };
-        // 512 threads for ld 72..128: the register potrf holds ld / (threads / ld) columns per
-        // thread, and 256 threads at ld = 128 held 64 (f64: 255 registers and spills).
+        // 384 threads for ld 72..128: one per row of the blocked panel [D; X_0; X_1] (3·ld ≤
+        // 384), and at most 168 registers each (512 threads allow 128, and the 32-column panel
+        // spilled there at f64; f32 n = 128 ran 5–15 % slower with 512 at N ≥ 1024, H100).
         let threads = match ld {
             0..=32 => 128,
             33..=64 => 256,
-            65..=128 => 512,
+            65..=128 => 384,
             _ => 256,
         };
         // Leave room for the kernels' static shared memory: 4 KiB (potrf's column buffer: 2·ld
@@ -147,22 +148,29 @@ impl KernelSpec {
         }
     }
 
-    /// Dynamic shared memory of the factor kernel.
+    /// Dynamic shared memory of the factor kernel: fused, the three blocks; otherwise the fill's
+    /// staging buffer (kernels/block_ops.cuh `STAGE_ELEMS`: two 16-column chunks).
     pub fn factor_smem_bytes(&self) -> usize {
         if self.fused {
             3 * self.ld * self.ld * self.dtype.size_bytes()
         } else {
-            0
+            self.stage_bytes()
         }
     }
 
-    /// Dynamic shared memory of the factor's update kernel: the two couplings it stages.
+    /// Dynamic shared memory of the factor's update kernel: the two couplings it stages, whole
+    /// (fused) or in chunks.
     pub fn update_smem_bytes(&self) -> usize {
         if self.fused {
             2 * self.ld * self.ld * self.dtype.size_bytes()
         } else {
-            0
+            self.stage_bytes()
         }
+    }
+
+    /// The staged gemm's buffer (kernels/block_ops.cuh `STAGE_ELEMS` = 2 · ld · `GEMM_KC`).
+    fn stage_bytes(&self) -> usize {
+        2 * self.ld * 16 * self.dtype.size_bytes()
     }
 
     /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`),
