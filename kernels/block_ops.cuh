@@ -364,82 +364,125 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real*
     }
 }
 
-// The same product with A, B (and A2, B2) in global memory, staged through shared memory `stage`
-// (STAGE_ELEMS elements) GEMM_KC columns at a time: from global memory every tile waited on an L2
-// load per k (ncu, H100, f64 n = 128: 130 µs for one update, 95 µs for one fill). Tiles are
-// numbered over the lower triangle when LOWER, so every thread has work. All threads call it.
-#define GEMM_KC 16
-#define STAGE_ELEMS (2 * LD * GEMM_KC)
+// Split level gemm (BT_SPLIT): one CTA of GEMM_TILE_THREADS per GEMM_TILE × GEMM_TILE tile of C,
+// C ← α·A·Bᵀ (ACCUM: C ← C + α·(A·Bᵀ + A2·B2ᵀ), A2 may be null); LOWER: C's elements below the
+// diagonal only. One CTA per whole product left most SMs idle at the deep levels (f64 n = 128,
+// N = 64 on the H100: 88 µs per update and ~50 µs per fill, one CTA each). The operands come
+// from global memory GEMM_TILE_KC columns at a time, the next chunk's loads in flight while the
+// current one is multiplied; GEMM_KSPLIT groups of 64 threads each take a quarter of a chunk's
+// columns (with one group of 2 warps per tile, the ~20 µs per tile was load latency), MT × MT
+// outputs per thread, and sum their partial tiles through shared memory at the end.
+#define GEMM_TILE 32
+#define GEMM_KSPLIT 4
+#define GEMM_GROUP ((GEMM_TILE / MT) * (GEMM_TILE / MT))
+#define GEMM_TILE_THREADS (GEMM_KSPLIT * GEMM_GROUP)                       // jit.rs GEMM_TILE_THREADS
+#define GEMM_TILES_PER_SIDE ((LD + GEMM_TILE - 1) / GEMM_TILE)             // jit.rs gemm_ctas_per_item
+#define GEMM_TILE_KC 64
+// 16-byte pieces where LD allows (always when BT_SPLIT: 64 < LD is a multiple of 64 bytes).
+#define GEMM_V (LD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1)
+#define GEMM_PIECES (2 * GEMM_TILE_KC * GEMM_TILE / GEMM_V / GEMM_TILE_THREADS)  // per thread and chunk
+
+// A chunk: rows [i0, i0 + GEMM_TILE) of A and [j0, …) of B (B skipped when `same`), columns
+// [k0, k0 + GEMM_TILE_KC), as pieces into registers (rows or columns past LD as zero; columns
+// past n are loaded but not used), then into s[operand][k][row].
+template <int V>
+__device__ __forceinline__ void gemm_chunk_load(typename vec_of<V>::type (&buf)[GEMM_PIECES], const real* A,
+                                                const real* B, bool same, int i0, int j0, int k0) {
+    constexpr int per_col = GEMM_TILE / V, per_operand = GEMM_TILE_KC * per_col;
+#pragma unroll
+    for (int p = 0; p < GEMM_PIECES; ++p) {
+        const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
+        const int k = e % per_operand / per_col, r = e % per_col * V, r0 = op == 0 ? i0 : j0;
+        const real* P = op == 0 ? A : B;
+        if (r0 + r < LD && k0 + k < LD && !(op == 1 && same))
+            buf[p] = *reinterpret_cast<const typename vec_of<V>::type*>(P + r0 + r + (long long)(k0 + k) * LD);
+        else
+            buf[p] = typename vec_of<V>::type{};
+    }
+}
+template <int V>
+__device__ __forceinline__ void gemm_chunk_store(const typename vec_of<V>::type (&buf)[GEMM_PIECES], real* s) {
+#pragma unroll
+    for (int p = 0; p < GEMM_PIECES; ++p)
+        *reinterpret_cast<typename vec_of<V>::type*>(s + (threadIdx.x + p * GEMM_TILE_THREADS) * V) = buf[p];
+}
+
+// stage: shared, 2 · GEMM_TILE_KC · GEMM_TILE elements (declared by the caller, once for every
+// instantiation). All GEMM_TILE_THREADS threads call it.
 template <bool LOWER, bool ACCUM>
-__device__ void gemm_nt_staged(real* C, const real* A, const real* B, const real* A2, const real* B2, int n,
-                               real alpha, real* stage) {
-    static_assert(LD % MT == 0 && LD % COPY_V == 0, "staged gemm: whole tiles and 16-byte chunk copies");
-    real* sA = stage;
-    real* sB = stage + LD * GEMM_KC;
-    const int nt = (n + MT - 1) / MT;
-    const int tiles = LOWER ? nt * (nt + 1) / 2 : nt * nt;
-    for (int t0 = 0; t0 < tiles; t0 += NT) {
-        int t = t0 + threadIdx.x, tj = 0;
-        const bool has = t < tiles;
-        if (LOWER) {  // column tj of the lower tiles holds nt − tj of them
-            while (has && t >= nt - tj) t -= nt - tj++;
-        } else {
-            tj = t / nt;
-            t %= nt;
+__device__ void gemm_tile_nt(real* C, const real* A, const real* B, const real* A2, const real* B2, int n, int i0,
+                             int j0, real alpha, real* stage) {
+    constexpr int V = GEMM_V, KG = GEMM_TILE_KC / GEMM_KSPLIT;
+    typedef typename vec_of<V>::type piece;
+    const int g = threadIdx.x / GEMM_GROUP, lt = threadIdx.x % GEMM_GROUP;
+    const int ti = lt % (GEMM_TILE / MT) * MT, tj = lt / (GEMM_TILE / MT) * MT;
+    const bool idle = LOWER && i0 == j0 && tj > ti + MT - 1;  // outputs all above the diagonal
+    const int chunks_per_pass = (n + GEMM_TILE_KC - 1) / GEMM_TILE_KC, chunks = (A2 ? 2 : 1) * chunks_per_pass;
+    real acc[MT][MT] = {};
+    piece buf[GEMM_PIECES];
+    gemm_chunk_load<V>(buf, A, B, A == B && i0 == j0, i0, j0, 0);
+    for (int c = 0; c < chunks; ++c) {
+        const bool second = c >= chunks_per_pass;
+        const real* PA = second ? A2 : A;
+        const bool same = PA == (second ? B2 : B) && i0 == j0;  // a diagonal tile of a syrk: one operand
+        const int k0 = (c - (second ? chunks_per_pass : 0)) * GEMM_TILE_KC;
+        __syncthreads();  // the previous chunk is consumed
+        gemm_chunk_store<V>(buf, stage);
+        __syncthreads();
+        if (c + 1 < chunks) {  // the next chunk's loads, in flight during this one's FMAs
+            const bool s2 = c + 1 >= chunks_per_pass;
+            const real* NA = s2 ? A2 : A;
+            const real* NB = s2 ? B2 : B;
+            gemm_chunk_load<V>(buf, NA, NB, NA == NB && i0 == j0, i0, j0,
+                               (c + 1 - (s2 ? chunks_per_pass : 0)) * GEMM_TILE_KC);
         }
-        const int i0 = (LOWER ? tj + t : t) * MT, j0 = tj * MT;
-        real acc[MT][MT] = {};
-        for (int pass = 0; pass < 2; ++pass) {
-            const real* PA = pass == 0 ? A : A2;
-            const real* PB = pass == 0 ? B : B2;
-            if (!PA) break;
-            for (int k0 = 0; k0 < n; k0 += GEMM_KC) {
-                const int kc = n - k0 < GEMM_KC ? n - k0 : GEMM_KC;
-                __syncthreads();  // the previous chunk is consumed
-                copy_elems(sA, PA + k0 * LD, kc * LD);
-                if (PB != PA) copy_elems(sB, PB + k0 * LD, kc * LD);
-                __syncthreads();
-                const real* cB = PB != PA ? sB : sA;
-                if (!has) continue;
-                for (int k = 0; k < kc; ++k) {
-                    real a[MT], b[MT];
+        if (idle) continue;
+        const real* sA = stage;
+        const real* sB = same ? stage : stage + GEMM_TILE_KC * GEMM_TILE;
+        const int kend = min(KG * (g + 1), n - k0);
+#pragma unroll 2
+        for (int k = KG * g; k < kend; ++k) {
+            real a[MT], b[MT];
 #pragma unroll
-                    for (int u = 0; u < MT; ++u) {
-                        a[u] = sA[k * LD + i0 + u];
-                        b[u] = cB[k * LD + j0 + u];
-                    }
-#pragma unroll
-                    for (int u = 0; u < MT; ++u)
-#pragma unroll
-                        for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
-                }
+            for (int u = 0; u < MT; ++u) {
+                a[u] = sA[k * GEMM_TILE + ti + u];
+                b[u] = sB[k * GEMM_TILE + tj + u];
             }
+#pragma unroll
+            for (int u = 0; u < MT; ++u)
+#pragma unroll
+                for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
         }
-        if (!has) continue;
+    }
+    // Groups 1.. leave their partial tiles in `stage` (3 · 16 · 64 ≤ 2 · 64 · 32 elements).
+    __syncthreads();
+    if (g > 0 && !idle) {
 #pragma unroll
         for (int u = 0; u < MT; ++u)
 #pragma unroll
-            for (int v = 0; v < MT; ++v) {
-                const int i = i0 + u, j = j0 + v;
-                if (i < n && j < n && (!LOWER || i >= j))
-                    C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * acc[u][v] : alpha * acc[u][v];
-            }
+            for (int v = 0; v < MT; ++v) stage[((g - 1) * MT * MT + u * MT + v) * GEMM_GROUP + lt] = acc[u][v];
     }
+    __syncthreads();
+    if (g > 0 || idle) return;
+#pragma unroll
+    for (int u = 0; u < MT; ++u)
+#pragma unroll
+        for (int v = 0; v < MT; ++v) {
+            real sum = acc[u][v];
+#pragma unroll
+            for (int h = 1; h < GEMM_KSPLIT; ++h) sum += stage[((h - 1) * MT * MT + u * MT + v) * GEMM_GROUP + lt];
+            const int i = i0 + ti + u, j = j0 + tj + v;
+            if (i < n && j < n && (!LOWER || i >= j))
+                C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * sum : alpha * sum;
+        }
 }
 
-// C ← −A·Bᵀ (fill-in of an elimination); `stage` non-null: A and B in global memory, staged
-// (only unfused variants, whose LD is large, instantiate the staged gemm).
-__device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n, real* stage = nullptr) {
-#if !BT_FUSED
-    if (stage) return gemm_nt_staged<false, false>(C, A, B, nullptr, nullptr, n, real(-1), stage);
-#endif
+// C ← −A·Bᵀ (fill-in of an elimination).
+__device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n) {
     gemm_nt_tiled<false, false>(C, A, B, nullptr, nullptr, n, real(-1));
 }
 
-// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D; `stage` as above.
-__device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, const real* A2, int n, real* stage = nullptr) {
-#if !BT_FUSED
-    if (stage) return gemm_nt_staged<true, true>(D, A, A, A2, A2, n, real(-1), stage);
-#endif
+// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D.
+__device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, const real* A2, int n) {
     gemm_nt_tiled<true, true>(D, A, A, A2, A2, n, real(-1));
 }

@@ -3,6 +3,7 @@
 //   -DBT_LD=<padded n>    leading dimension of every stored block (n rounded up for aligned loads)
 //   -DBT_NT=<threads>     threads per CTA
 //   -DBT_FUSED=0|1        1: stage blocks in shared memory (small n); 0: work in global memory
+//   -DBT_SPLIT=0|1        1: a level's fills and updates as 32×32 tiles, one CTA each (64 < n)
 //   -DBT_BOOST=0|1        1: the pivot policy (boost small pivots) is compiled in
 // Blocks are column-major with leading dimension BT_LD and block stride BT_LD·BT_LD; the problem's
 // own block size n (≤ BT_LD) is a kernel argument.

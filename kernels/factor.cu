@@ -4,6 +4,8 @@
 //       D̂_i ← chol(D_i); L_{a,i} ← Ψ_{a,i}·D̂_i⁻ᵀ for each survivor a; fill Ψ_{r,c} ← −L_{r,i}·L_{c,i}ᵀ
 //   btchol_factor_update:    per (update of the level, item), survivor a
 //       D_a ← D_a − Σ L_{a,i}·L_{a,i}ᵀ
+//   BT_SPLIT (64 < LD): the eliminations do no fill; btchol_factor_gemm does the level's fills and
+//       updates instead, one CTA per 32×32 output tile (btchol_factor_update is not launched).
 
 extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
@@ -15,11 +17,9 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* slot_base = slots + item * item_slots;
     const int ncpl = r[7];
     real* C[2] = {slot_base + r[1] * BS, ncpl > 1 ? slot_base + r[3] * BS : nullptr};
-    // Dynamic shared memory (factor_smem_bytes, jit.rs): fused, the blocks [D | X_0 | X_1];
-    // otherwise the fill's staging buffer (the couplings stay in global memory).
+    // Dynamic shared memory (factor_smem_bytes, jit.rs), fused only: the blocks [D | X_0 | X_1].
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* smem = reinterpret_cast<real*>(smem_raw);
-    real* stage = BT_FUSED ? nullptr : smem;
 #if (TALL_PANEL && BT_FUSED) || BLOCKED_PANEL
     // potrf and trsm in register sweeps, straight from and to global memory; fused, the solved
     // couplings also go to shared memory for the fill.
@@ -36,8 +36,10 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
         if (threadIdx.x == 0) atomicMin(&fail[item], fail_key(level, r[0], f));
         return;
     }
+#if !BT_SPLIT
     __syncthreads();
-    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n, stage);
+    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+#endif
 #else
 #if BT_FUSED
     real* sD = smem;
@@ -61,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     for (int idx = threadIdx.x; idx < ncpl * n; idx += NT) trsm_right_lower_trans_row(W[idx / n], sD, n, idx % n);
 #endif
     __syncthreads();
-    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n, stage);
+    if (!BT_SPLIT && r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #if BT_FUSED
     copy_block(D, sD);
     for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c]);
@@ -78,19 +80,51 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     real* D = diag + item * item_diag + r[0] * BS;
     const real* slot_base = slots + item * item_slots;
     const real* A[2] = {slot_base + r[1] * BS, r[7] > 1 ? slot_base + r[3] * BS : nullptr};
-    // Dynamic shared memory: update_smem_bytes (jit.rs). Fused, the couplings are staged whole:
-    // every element feeds MT FMAs of several threads, and from global memory the tiles waited on
-    // L1 misses (ncu, H100, n = 64: 20 µs per 64×64×64 update); otherwise in column chunks.
+    // Fused, the couplings are staged in shared memory (update_smem_bytes, jit.rs): every element
+    // feeds MT FMAs of several threads, and from global memory the tiles waited on L1 misses
+    // (ncu, H100, n = 64: 20 µs per 64×64×64 update).
+#if BT_FUSED
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* smem = reinterpret_cast<real*>(smem_raw);
-#if BT_FUSED
     for (int c = 0; c < r[7] && c < 2; ++c) {
         copy_block(smem + c * BS, A[c]);
         A[c] = smem + c * BS;
     }
     __syncthreads();
-    syrk_lower_sub(D, A[0], A[1], n);
-#else
-    syrk_lower_sub(D, A[0], A[1], n, smem);
 #endif
+    syrk_lower_sub(D, A[0], A[1], n);
+}
+
+// CTA x: item x / per_item; then, in order, the lower tiles of each update (column by column) and
+// the tiles of each elimination's fill (none where it has no fill). Launched with
+// GEMM_TILE_THREADS threads, after the level's eliminations: the fill slots it writes are read by
+// nobody at this level (crate::schedule: each is written once and consumed at the next level).
+extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 2) btchol_factor_gemm(
+    real* diag, real* slots, const int* elim_recs, int n_elim, const int* update_recs, int n_update, int n,
+    long long item_diag, long long item_slots, const unsigned long long* fail) {
+    constexpr int T = GEMM_TILES_PER_SIDE, lower_tiles = T * (T + 1) / 2;
+    const int per_item = n_update * lower_tiles + n_elim * T * T;
+    const int item = blockIdx.x / per_item;
+    int w = blockIdx.x % per_item;
+    if (fail[item] != NO_FAILURE) return;
+    real* slot_base = slots + item * item_slots;
+    __shared__ __align__(16) real stage[2 * GEMM_TILE_KC * GEMM_TILE];
+    if (w < n_update * lower_tiles) {
+        const int* r = update_recs + REC * (w / lower_tiles);
+        int t = w % lower_tiles, tj = 0;
+        while (t >= T - tj) t -= T - tj++;  // column tj of the lower tiles holds T − tj of them
+        const int i0 = (tj + t) * GEMM_TILE, j0 = tj * GEMM_TILE;
+        if (i0 >= n) return;
+        const real* A0 = slot_base + r[1] * BS;
+        const real* A1 = r[7] > 1 ? slot_base + r[3] * BS : nullptr;
+        gemm_tile_nt<true, true>(diag + item * item_diag + r[0] * BS, A0, A0, A1, A1, n, i0, j0, real(-1), stage);
+    } else {
+        w -= n_update * lower_tiles;
+        const int* r = elim_recs + REC * (w / (T * T));
+        const int t = w % (T * T), i0 = t % T * GEMM_TILE, j0 = t / T * GEMM_TILE;
+        if (r[5] < 0 || i0 >= n || j0 >= n) return;
+        const real* L[2] = {slot_base + r[1] * BS, slot_base + r[3] * BS};
+        gemm_tile_nt<false, false>(slot_base + r[5] * BS, L[r[6]], L[1 - r[6]], nullptr, nullptr, n, i0, j0, real(-1),
+                                  stage);
+    }
 }

@@ -40,9 +40,10 @@ prog = ctypes.c_void_p()
 assert nv.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"btchol.cu", 0, None, None) == 0
 # Fused as the engine decides (KernelSpec::for_block_size with at most 200 KiB of shared memory).
 size, ldi = (8 if t == "double" else 4), int(ld)
-blocked_static = (ldi - 1) // 32 * 32 * 32 * size if 64 < ldi <= 128 else 0
-fused = int(3 * ldi ** 2 * size + 4096 + blocked_static <= 200 * 1024)
-opts = ["--gpu-architecture=sm_90", "--std=c++17", f"-DBT_T={t}", f"-DBT_LD={ld}", f"-DBT_NT={nt}", f"-DBT_FUSED={fused}", "-DBT_BOOST=0"]
+split = int(ldi > 64)  # jit.rs SPLIT_ABOVE_LD
+fused = int(not split and 3 * ldi ** 2 * size + 4096 <= 200 * 1024)
+opts = ["--gpu-architecture=sm_90", "--std=c++17", f"-DBT_T={t}", f"-DBT_LD={ld}", f"-DBT_NT={nt}", f"-DBT_FUSED={fused}",
+        f"-DBT_SPLIT={split}", "-DBT_BOOST=0"]
 if nv.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])) != 0:
     n = ctypes.c_size_t(); nv.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
     b = ctypes.create_string_buffer(n.value); nv.nvrtcGetProgramLog(prog, b); sys.exit(b.value.decode()[-3000:])

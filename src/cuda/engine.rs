@@ -12,7 +12,8 @@ use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use super::jit::{
-    self, KernelSpec, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
+    self, KernelSpec, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS,
+    SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
@@ -28,6 +29,8 @@ const REC: usize = 8;
 struct Kernels {
     factor_eliminate: CudaFunction,
     factor_update: CudaFunction,
+    /// Split variants' level fills and updates (`KernelSpec::split_gemm`).
+    factor_gemm: CudaFunction,
     forward_eliminate: CudaFunction,
     forward_update: CudaFunction,
     backward_eliminate: CudaFunction,
@@ -358,6 +361,7 @@ impl<T: Scalar> CudaEngine<T> {
         let k = Kernels {
             factor_eliminate: f("btchol_factor_eliminate")?,
             factor_update: f("btchol_factor_update")?,
+            factor_gemm: f("btchol_factor_gemm")?,
             forward_eliminate: f("btchol_forward_eliminate")?,
             forward_update: f("btchol_forward_update")?,
             backward_eliminate: f("btchol_backward_eliminate")?,
@@ -388,7 +392,8 @@ impl<T: Scalar> CudaEngine<T> {
         let n_slots = schedule.n_slots();
         let bs = spec.ld * spec.ld;
         let grid_limit = (i32::MAX as usize) / dims.batch;
-        if levels.iter().any(|l| l.n_elim.max(l.n_update).max(dims.n_blocks) > grid_limit) {
+        let gemm_ctas = |l: &LevelRecords| spec.gemm_ctas_per_item(l.n_update, l.n_elim);
+        if levels.iter().any(|l| l.n_elim.max(l.n_update).max(dims.n_blocks).max(gemm_ctas(l)) > grid_limit) {
             return Err(Error::InvalidDimension("batch × N too large for one CUDA grid".into()));
         }
         let stream = Stream::new_owned(&dev)?;
@@ -669,9 +674,15 @@ impl<T: Scalar> CudaEngine<T> {
         let nw = lr.n_elim as i32;
         let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
         unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
-        let recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
-        let nw = lr.n_update as i32;
-        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
+        let update_recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
+        let n_update = lr.n_update as i32;
+        if self.spec.split_gemm() {
+            let (elim_recs, n_elim) = (recs, nw);
+            let mut a = args![diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_d, item_s, fail];
+            let ctas = d.batch * self.spec.gemm_ctas_per_item(lr.n_update, lr.n_elim);
+            return unsafe { self.launch_with(&self.k.factor_gemm, ctas, GEMM_TILE_THREADS, 0, &mut a) };
+        }
+        let mut a = args![diag, slots, update_recs, n_update, n, item_d, item_s, fail];
         unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, self.spec.update_smem_bytes(), &mut a) }
     }
 

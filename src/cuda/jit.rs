@@ -27,10 +27,19 @@ pub const KERNEL_SOURCES: [(&str, &str); 7] = [
     ("layout.cu", include_str!("../../kernels/layout.cu")),
 ];
 
+/// Above this padded block size the factor splits each level's gemms into tiles
+/// (`KernelSpec::split_gemm`).
+pub const SPLIT_ABOVE_LD: usize = 64;
+
+/// Threads per CTA of the split gemm (kernels/block_ops.cuh `GEMM_TILE_THREADS`: 4 groups of 8 × 8
+/// threads of 4 × 4 outputs per 32 × 32 tile, each group a quarter of the columns).
+pub const GEMM_TILE_THREADS: usize = 256;
+
 /// The kernel entry points every module exports.
-pub const KERNEL_NAMES: [&str; 15] = [
+pub const KERNEL_NAMES: [&str; 16] = [
     "btchol_factor_eliminate",
     "btchol_factor_update",
+    "btchol_factor_gemm",
     "btchol_forward_eliminate",
     "btchol_forward_update",
     "btchol_backward_eliminate",
@@ -103,11 +112,28 @@ impl KernelSpec {
             _ => 256,
         };
         // Leave room for the kernels' static shared memory: 4 KiB (potrf's column buffer: 2·ld
-        // elements), plus, for 64 < ld ≤ 128, the blocked panel's finished columns of D's rows
-        // (kernels/block_ops.cuh potrf_trsm_blocked: (ld − 1) / 32 · 32 columns × 32 rows).
-        let blocked_static = if ld > 64 && ld <= 128 { (ld - 1) / 32 * 32 * 32 * dtype.size_bytes() } else { 0 };
-        let fused = 3 * ld * ld * dtype.size_bytes() + 4096 + blocked_static <= smem_limit;
+        // elements). Split variants keep the blocks in global memory (the fill, which fusion
+        // served, is done by the tile kernel).
+        let fused = ld <= SPLIT_ABOVE_LD && 3 * ld * ld * dtype.size_bytes() + 4096 <= smem_limit;
         KernelSpec { dtype, ld, threads, fused, boost: false }
+    }
+
+    /// Whether a level's fills and updates run as 32×32 output tiles, one CTA each
+    /// (kernels/factor.cu btchol_factor_gemm), after eliminations that do no fill.
+    pub fn split_gemm(&self) -> bool {
+        self.ld > SPLIT_ABOVE_LD
+    }
+
+    /// CTAs per item of a level's split gemm (kernels/factor.cu btchol_factor_gemm): the lower
+    /// tiles of every update and all tiles of every elimination, t = `GEMM_TILES_PER_SIDE` per
+    /// side of a block (kernels/block_ops.cuh); 0 when not split.
+    pub fn gemm_ctas_per_item(&self, n_update: usize, n_elim: usize) -> usize {
+        let t = self.ld.div_ceil(32);
+        if self.split_gemm() {
+            n_update * t * (t + 1) / 2 + n_elim * t * t
+        } else {
+            0
+        }
     }
 
     /// The same variant with the pivot policy compiled in or out.
@@ -148,29 +174,22 @@ impl KernelSpec {
         }
     }
 
-    /// Dynamic shared memory of the factor kernel: fused, the three blocks; otherwise the fill's
-    /// staging buffer (kernels/block_ops.cuh `STAGE_ELEMS`: two 16-column chunks).
+    /// Dynamic shared memory of the factor kernel: fused, the three blocks; otherwise none.
     pub fn factor_smem_bytes(&self) -> usize {
         if self.fused {
             3 * self.ld * self.ld * self.dtype.size_bytes()
         } else {
-            self.stage_bytes()
+            0
         }
     }
 
-    /// Dynamic shared memory of the factor's update kernel: the two couplings it stages, whole
-    /// (fused) or in chunks.
+    /// Dynamic shared memory of the factor's update kernel: fused, the two couplings it stages.
     pub fn update_smem_bytes(&self) -> usize {
         if self.fused {
             2 * self.ld * self.ld * self.dtype.size_bytes()
         } else {
-            self.stage_bytes()
+            0
         }
-    }
-
-    /// The staged gemm's buffer (kernels/block_ops.cuh `STAGE_ELEMS` = 2 · ld · `GEMM_KC`).
-    fn stage_bytes(&self) -> usize {
-        2 * self.ld * 16 * self.dtype.size_bytes()
     }
 
     /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`),
@@ -202,6 +221,7 @@ impl KernelSpec {
             format!("-DBT_LD={}", self.ld),
             format!("-DBT_NT={}", self.threads),
             format!("-DBT_FUSED={}", self.fused as i32),
+            format!("-DBT_SPLIT={}", self.split_gemm() as i32),
             format!("-DBT_BOOST={}", self.boost as i32),
         ];
         if std::env::var("BTCHOL_NVRTC_LINEINFO").is_ok_and(|v| v == "1") {
