@@ -1,41 +1,13 @@
 // CTA-wide dense operations on n×n column-major blocks (leading dimension LD), in shared or global
 // memory. Names follow LAPACK/BLAS; each comment gives the math.
 
-// A ← chol(A), lower, column by column in shared/global memory: the fallback for LD > 128, where
-// the register version below would spill. Returns −1, or the first column whose pivot is not
-// positive. All threads call; `thr`, `boost`: the pivot policy (common.cuh), boosted pivots are
-// added to `nboost` (thread 0's count is the block's).
-__device__ int potrf_lower_mem(real* A, int n, real thr, real boost, int& nboost) {
-    __shared__ int failed_col;
-    for (int j = 0; j < n; ++j) {
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            bool boosted;
-            const real d = policy_pivot(A[j + j * LD], thr, boost, boosted);
-            nboost += boosted;
-            failed_col = (d > real(0) && isfinite(d)) ? -1 : j;
-            if (failed_col < 0) A[j + j * LD] = sqrt(d);
-        }
-        __syncthreads();
-        if (failed_col >= 0) return failed_col;
-        const real inv = real(1) / A[j + j * LD];
-        for (int i = j + 1 + threadIdx.x; i < n; i += NT) A[i + j * LD] *= inv;
-        __syncthreads();
-        const int m = n - j - 1;
-        for (int idx = threadIdx.x; idx < m * m; idx += NT) {
-            int i = j + 1 + idx % m, k = j + 1 + idx / m;
-            if (i >= k) A[i + k * LD] -= A[i + j * LD] * A[k + j * LD];
-        }
-    }
-    __syncthreads();
-    return -1;
-}
-
 // A ← chol(A), lower, with the block held in registers: thread t owns row t % LD, columns
 // t / LD + s·REG_STEP (REG_STEP = NT / LD threads share a row). Column j is published through a
 // double-buffered shared vector, so each column costs one barrier and no memory traffic (the
 // memory version costs three barriers and a read-modify-write of the trailing matrix per column:
-// ~1 ms for n = 128 on an H100). Same contract as potrf_lower_mem.
+// ~1 ms for n = 128 on an H100). Returns −1, or the first column whose pivot is not positive. All
+// threads call; `thr`, `boost`: the pivot policy (common.cuh), boosted pivots are added to
+// `nboost` (thread 0's count is the block's). For LD ≤ 64 (larger blocks use the blocked panel).
 #define REG_STEP (NT / LD > 0 ? NT / LD : 1)
 #define REG_COLS ((LD + REG_STEP - 1) / REG_STEP)
 __device__ int potrf_lower_reg(real* A, int n, real thr, real boost, int& nboost) {
@@ -84,11 +56,7 @@ __device__ int potrf_lower_reg(real* A, int n, real thr, real boost, int& nboost
 }
 
 __device__ __forceinline__ int potrf_lower(real* A, int n, real thr, real boost, int& nboost) {
-#if BT_LD <= 128
     return potrf_lower_reg(A, n, thr, boost, nboost);
-#else
-    return potrf_lower_mem(A, n, thr, boost, nboost);
-#endif
 }
 
 // The elimination's potrf and trsm in one sweep over the tall panel [D; X_0; X_1] (paper §4's
@@ -188,15 +156,16 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 }
 #endif
 
-// 64 < LD ≤ 128: left-looking over panels of 32 columns (a whole row would spill: 128 f64 =
-// 256 registers). Panel [C0, C0 + 32) of every row still active (couplings, and D's rows ≥ C0)
-// first subtracts its finished columns < C0 times D's rows [C0, C0 + 32) (staged in shared
+// 64 < LD ≤ 256: left-looking over panels of BLOCK_W columns (a whole row would spill: 128 f64 =
+// 256 registers). Panel [C0, C0 + W) of every row still active (couplings, and D's rows ≥ C0)
+// first subtracts its finished columns < C0 times D's rows [C0, C0 + W) (staged in shared
 // memory; the row's own finished values are re-read from global memory, where this thread wrote
 // them), then sweeps like potrf_trsm_panel. Same contract as potrf_trsm_panel, except that a
 // failing pivot leaves the panels before it written; sX0 / sX1 may be null (couplings only in
 // global memory, for the fill to read there).
-#define BLOCKED_PANEL (LD > 64 && LD <= 128 && 3 * LD <= NT)
-#define BLOCK_W 32
+#define BLOCKED_PANEL (LD > 64 && LD <= 256 && 3 * LD <= NT)
+// Panel width: 32 columns; 16 above LD = 128, whose 3·LD threads may hold ≤ 85 registers each.
+#define BLOCK_W (LD > 128 ? 16 : 32)
 #if BLOCKED_PANEL
 template <int C0>
 __device__ __forceinline__ int potrf_trsm_blocked_step(const real* D, real* row_out, real* row_so, int blk, int i,
@@ -252,6 +221,21 @@ __device__ __forceinline__ int potrf_trsm_blocked_step(const real* D, real* row_
     }
 }
 
+// The steps from panel C0 on (one per BLOCK_W columns, compile-time C0).
+template <int C0>
+__device__ __forceinline__ int potrf_trsm_blocked_from(const real* D, real* row_out, real* row_so, int blk, int i,
+                                                       bool has_row, int n, real (*col)[BLOCK_W], real* S, real thr,
+                                                       real boost, int& nboost) {
+    if constexpr (C0 >= LD) {
+        return -1;
+    } else {
+        const int f = potrf_trsm_blocked_step<C0>(D, row_out, row_so, blk, i, has_row, n, col, S, thr, boost, nboost);
+        if (f >= 0) return f;
+        return potrf_trsm_blocked_from<C0 + BLOCK_W>(D, row_out, row_so, blk, i, has_row, n, col, S, thr, boost,
+                                                     nboost);
+    }
+}
+
 __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, int ncpl, int n, real* sX0, real* sX1,
                                                   real thr, real boost, int& nboost) {
     __shared__ __align__(16) real col[2][BLOCK_W];
@@ -261,11 +245,7 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
     const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
     real* out = blk == 0 ? D : blk == 1 ? X0 : X1;  // (only has_row threads touch it)
     real* so = blk == 0 ? nullptr : blk == 1 ? sX0 : sX1;
-    int f;
-    if ((f = potrf_trsm_blocked_step<0>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost)) >= 0) return f;
-    if ((f = potrf_trsm_blocked_step<32>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost)) >= 0) return f;
-    if ((f = potrf_trsm_blocked_step<64>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost)) >= 0) return f;
-    return potrf_trsm_blocked_step<96>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost);
+    return potrf_trsm_blocked_from<0>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost);
 }
 #endif
 

@@ -41,6 +41,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #endif
 #else
+    static_assert(LD <= 64, "blocks above 64 need the blocked panel: 3·LD threads (jit.rs)");
 #if BT_FUSED
     real* sD = smem;
     real* W[2] = {sD + BS, sD + 2 * BS};

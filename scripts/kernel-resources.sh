@@ -24,7 +24,7 @@ for shape in "${shapes[@]}"; do
     dtype=${shape%%:*}; ld=${shape##*:}
     t=$([ "$dtype" = f64 ] && echo double || echo float)
     threads=${THREADS:-}
-    [ -n "$threads" ] || threads=$([ "$ld" -le 32 ] && echo 128 || { [ "$ld" -le 64 ] && echo 256 || { [ "$ld" -le 128 ] && echo 384 || echo 256; }; })
+    [ -n "$threads" ] || threads=$([ "$ld" -le 32 ] && echo 128 || { [ "$ld" -le 64 ] && echo 256 || { [ "$ld" -le 128 ] && echo 384 || echo $(( (3 * ld + 31) / 32 * 32 )); }; })
     echo "== $dtype LD=$ld ($threads threads)"
     "$venv/bin/python" - "$lib/libnvrtc.so.13" "$t" "$ld" "$threads" "$regex" <<'PY'
 import ctypes, os, re, subprocess, sys, tempfile

@@ -92,7 +92,7 @@ fn gpu_reports_failing_column_like_the_cpu_executor() {
         return;
     }
     // `late`: the failing column in the last panels of the blocked sweep (n > 64 factors 32
-    // columns at a time) instead of among the first ones.
+    // columns at a time, n > 128 16) instead of among the first ones.
     for (nb, n, batch, late) in [
         (2, 32, 1, false),
         (37, 32, 2, false),
@@ -105,6 +105,7 @@ fn gpu_reports_failing_column_like_the_cpu_executor() {
         (3, 72, 1, true),
         (3, 128, 1, true),
         (3, 130, 1, false),
+        (3, 200, 1, true),
     ] {
         for block in [0, nb / 2, nb - 1] {
             let dims = Dims::new(batch, nb, n).unwrap();

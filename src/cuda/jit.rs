@@ -105,11 +105,12 @@ impl KernelSpec {
         // 384 threads for ld 72..128: one per row of the blocked panel [D; X_0; X_1] (3·ld ≤
         // 384), and at most 168 registers each (512 threads allow 128, and the 32-column panel
         // spilled there at f64; f32 n = 128 ran 5–15 % slower with 512 at N ≥ 1024, H100).
+        // Above 128 one per panel row as well (kernels/block_ops.cuh BLOCKED_PANEL, 16 columns).
         let threads = match ld {
             0..=32 => 128,
             33..=64 => 256,
             65..=128 => 384,
-            _ => 256,
+            _ => (3 * ld).next_multiple_of(32),
         };
         // Leave room for the kernels' static shared memory: 4 KiB (potrf's column buffer: 2·ld
         // elements). Split variants keep the blocks in global memory (the fill, which fusion
