@@ -4,12 +4,13 @@
 //       D̂_i ← chol(D_i); L_{a,i} ← Ψ_{a,i}·D̂_i⁻ᵀ for each survivor a; fill Ψ_{r,c} ← −L_{r,i}·L_{c,i}ᵀ
 //   btchol_factor_update:    per (update of the level, item), survivor a
 //       D_a ← D_a − Σ L_{a,i}·L_{a,i}ᵀ
-//   BT_SPLIT (64 < LD): the eliminations do no fill; btchol_factor_gemm does the level's fills and
-//       updates instead, one CTA per 32×32 output tile (btchol_factor_update is not launched).
+//   Split levels (`fill` = 0; always when BT_SPLIT, 64 < LD): the eliminations do no fill, and
+//       btchol_factor_gemm does the level's fills and updates instead, one CTA per 32×32 output
+//       tile (btchol_factor_update is not launched).
 
 extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
-    unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
+    unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted, int fill) {
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (skip_item(fail[item], level)) return;
@@ -24,12 +25,12 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     // potrf and trsm in register sweeps, straight from and to global memory; fused, the solved
     // couplings also go to shared memory for the fill.
     real* W[2] = {BT_FUSED ? smem + BS : C[0], BT_FUSED ? smem + 2 * BS : C[1]};
+    real* sW[2] = {BT_FUSED ? W[0] : nullptr, BT_FUSED ? W[1] : nullptr};
     int nboost = 0;
 #if TALL_PANEL
-    const int f = potrf_trsm_panel(D, C[0], C[1], ncpl, n, W[0], W[1], piv_thr, piv_boost, nboost);
+    const int f = potrf_trsm_panel(D, C[0], C[1], ncpl, n, sW[0], sW[1], piv_thr, piv_boost, nboost);
 #else
-    const int f = potrf_trsm_blocked(D, C[0], C[1], ncpl, n, BT_FUSED ? W[0] : nullptr, BT_FUSED ? W[1] : nullptr,
-                                     piv_thr, piv_boost, nboost);
+    const int f = potrf_trsm_blocked(D, C[0], C[1], ncpl, n, sW[0], sW[1], piv_thr, piv_boost, nboost);
 #endif
     if (threadIdx.x == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
     if (f >= 0) {
@@ -38,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     }
 #if !BT_SPLIT
     __syncthreads();
-    if (r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+    if (fill && r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #endif
 #else
     static_assert(LD <= 64, "blocks above 64 need the blocked panel: 3·LD threads (jit.rs)");
@@ -64,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     for (int idx = threadIdx.x; idx < ncpl * n; idx += NT) trsm_right_lower_trans_row(W[idx / n], sD, n, idx % n);
 #endif
     __syncthreads();
-    if (!BT_SPLIT && r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+    if (fill && r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #if BT_FUSED
     copy_block(D, sD);
     for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c]);

@@ -672,11 +672,13 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let recs = self.recs.ptr + (lr.elim_offset * REC * 4) as u64;
         let nw = lr.n_elim as i32;
-        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
+        let split = self.split_level(lr);
+        let fill = (!split) as i32;
+        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
         unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
         let update_recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
         let n_update = lr.n_update as i32;
-        if self.spec.split_gemm() {
+        if split {
             let (elim_recs, n_elim) = (recs, nw);
             let mut a = args![diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_d, item_s, fail];
             let ctas = d.batch * self.spec.gemm_ctas_per_item(lr.n_update, lr.n_elim);
@@ -684,6 +686,14 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let mut a = args![diag, slots, update_recs, n_update, n, item_d, item_s, fail];
         unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, self.spec.update_smem_bytes(), &mut a) }
+    }
+
+    /// Whether a level's fills and updates run as tiles of the gemm launch: always above ld = 64,
+    /// and for 32 < ld ≤ 64 at levels of fewer eliminations than SMs, where one CTA per fill and
+    /// update left most SMs idle (H100, f64 n = 64: N = 64 −38 %; split at every level, f32
+    /// n = 40 and 64 at N = 16384 were 26–62 % slower, bench/results/ab/README.md).
+    fn split_level(&self, lr: LevelRecords) -> bool {
+        self.spec.split_gemm() || (self.spec.can_split_levels() && self.dims.batch * lr.n_elim < self.dev.sm_count)
     }
 
     /// Queues the whole factorization (every level, or the sequential sweep).

@@ -119,18 +119,23 @@ impl KernelSpec {
         KernelSpec { dtype, ld, threads, fused, boost: false }
     }
 
-    /// Whether a level's fills and updates run as 32×32 output tiles, one CTA each
+    /// Whether every level's fills and updates run as 32×32 output tiles, one CTA each
     /// (kernels/factor.cu btchol_factor_gemm), after eliminations that do no fill.
     pub fn split_gemm(&self) -> bool {
         self.ld > SPLIT_ABOVE_LD
     }
 
+    /// Whether a level may be split (the engine splits narrow levels of 32 < ld ≤ 64 too).
+    pub fn can_split_levels(&self) -> bool {
+        !self.small()
+    }
+
     /// CTAs per item of a level's split gemm (kernels/factor.cu btchol_factor_gemm): the lower
     /// tiles of every update and all tiles of every elimination, t = `GEMM_TILES_PER_SIDE` per
-    /// side of a block (kernels/block_ops.cuh); 0 when not split.
+    /// side of a block (kernels/block_ops.cuh); 0 where levels are never split.
     pub fn gemm_ctas_per_item(&self, n_update: usize, n_elim: usize) -> usize {
         let t = self.ld.div_ceil(32);
-        if self.split_gemm() {
+        if self.can_split_levels() {
             n_update * t * (t + 1) / 2 + n_elim * t * t
         } else {
             0
