@@ -78,9 +78,10 @@ step python-binding env BTCHOL_LIB=$PWD/.bundle/libbtchol.so PYTHONPATH=$PWD/.bu
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"
-# Large blocks: the tall panel (n = 48), the blocked panel fused (f32 n = 100) and from global
-# memory (f64 n = 100), both with a partial last panel.
-large="bench --backend cuda --dtype f64,f32 --n 48,100 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
+# Large blocks: the tall panel (n = 48), the blocked panel with 32-column (n = 100) and 16-column
+# (n = 200) panels, each with a partial last panel, and the split gemm (every level at n > 64,
+# the narrow ones at n = 48).
+large="bench --backend cuda --dtype f64,f32 --n 48,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
 step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
 step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
@@ -89,6 +90,8 @@ step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
 step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
+step bench-large .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device --n 64,128 \
+    --N 64,256,1024,4096 --batch 1 --nrhs 1 --csv "$out/bench-large.csv"
 step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \
     --n 16 --N 32 --batch 1024 --csv "$out/bench-batch.csv"
 step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024 \
