@@ -167,8 +167,9 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // Panel width: 32 columns; 16 above LD = 128, whose 3·LD threads may hold ≤ 85 registers each.
 #define BLOCK_W (LD > 128 ? 16 : 32)
 #if BLOCKED_PANEL
+// Panels C0, C0 + BLOCK_W, … of one thread's row (compile-time C0; −1 or the failing column).
 template <int C0>
-__device__ __forceinline__ int potrf_trsm_blocked_step(const real* D, real* row_out, real* row_so, int blk, int i,
+__device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, real* row_out, real* row_so, int blk, int i,
                                                        bool has_row, int n, real (*col)[BLOCK_W], real* S, real thr,
                                                        real boost, int& nboost) {
     if constexpr (C0 >= LD) {
@@ -217,22 +218,8 @@ __device__ __forceinline__ int potrf_trsm_blocked_step(const real* D, real* row_
         const int f = panel_sweep<BLOCK_W, C0>(a, col, blk, i, n, thr, boost, nboost);
         if (f >= 0) return C0 + f;
         if (active) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
-        return -1;
-    }
-}
-
-// The steps from panel C0 on (one per BLOCK_W columns, compile-time C0).
-template <int C0>
-__device__ __forceinline__ int potrf_trsm_blocked_from(const real* D, real* row_out, real* row_so, int blk, int i,
-                                                       bool has_row, int n, real (*col)[BLOCK_W], real* S, real thr,
-                                                       real boost, int& nboost) {
-    if constexpr (C0 >= LD) {
-        return -1;
-    } else {
-        const int f = potrf_trsm_blocked_step<C0>(D, row_out, row_so, blk, i, has_row, n, col, S, thr, boost, nboost);
-        if (f >= 0) return f;
-        return potrf_trsm_blocked_from<C0 + BLOCK_W>(D, row_out, row_so, blk, i, has_row, n, col, S, thr, boost,
-                                                     nboost);
+        return potrf_trsm_blocked_panels<C0 + BLOCK_W>(D, row_out, row_so, blk, i, has_row, n, col, S, thr, boost,
+                                                       nboost);
     }
 }
 
@@ -245,7 +232,7 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
     const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
     real* out = blk == 0 ? D : blk == 1 ? X0 : X1;  // (only has_row threads touch it)
     real* so = blk == 0 ? nullptr : blk == 1 ? sX0 : sX1;
-    return potrf_trsm_blocked_from<0>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost);
+    return potrf_trsm_blocked_panels<0>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost);
 }
 #endif
 
