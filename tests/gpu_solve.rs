@@ -83,9 +83,9 @@ fn gpu_reports_not_positive_definite_per_item() {
 }
 
 /// A block that fails at an inner column, for every kernel family (register panels and
-/// 128-thread groups for n ≤ 32, tall and blocked panels, the memory path for n > 128): the GPU
-/// reports the same (item, block, column) as the CPU nested-dissection executor, factors the other
-/// items, and a later good matrix factors again.
+/// 128-thread groups for n ≤ 32, the tall panel, the blocked panel with 32 and with 16 columns
+/// above 128): the GPU reports the same (item, block, column) as the CPU nested-dissection
+/// executor, factors the other items, and a later good matrix factors again.
 #[test]
 fn gpu_reports_failing_column_like_the_cpu_executor() {
     if !gpu_or_skip("gpu_reports_failing_column_like_the_cpu_executor") {

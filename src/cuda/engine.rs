@@ -29,7 +29,7 @@ const REC: usize = 8;
 struct Kernels {
     factor_eliminate: CudaFunction,
     factor_update: CudaFunction,
-    /// Split variants' level fills and updates (`KernelSpec::split_gemm`).
+    /// The fills and updates of split levels (`CudaEngine::split_level`).
     factor_gemm: CudaFunction,
     forward_eliminate: CudaFunction,
     forward_update: CudaFunction,
