@@ -780,4 +780,173 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
         }
     }
 }
+// The deep levels of a solve in one launch on a thread-block cluster per item (sm_90): the forward
+// levels of the tail in order, then their backward levels in reverse, one phase each, separated by
+// cluster barriers instead of kernel boundaries. A level's records are dealt round-robin to the
+// cluster's CTAs; in a CTA a forward record takes two warps (one per elimination, z_e = L_e⁻¹·y_e
+// and u_e = X_{a,e}·z_e, then y_a −= u_0 + u_1 after a barrier of the compute warps) and a
+// backward record one warp (x_e = L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s)). The factor's blocks do not
+// change during a solve, so a producer warp stages each CTA's blocks into a shared-memory ring
+// with bulk copies ahead of use — all at once where they fit — and a phase waits only for its own
+// blocks (one mbarrier per phase) and for the right-hand sides of the phase before (global memory
+// through L2: other CTAs wrote them).
+//
+// Each CTA runs a program the host compiles from the schedule's records (engine.rs
+// `cluster_solve_plan`), copied to shared memory first so that no phase waits on a chain of
+// dependent loads of records: for rank r at plan[plan[r]] .. plan[plan[r + 1]],
+//   [units' start per phase, and the end][first list index per phase, and the end]
+//   [the blocks it reads in order of use: (code, phase), code ≥ 0 a diagonal block of L⁻¹,
+//    −1 − s coupling slot s][units, CL_UNIT ints each:
+//    forward  a, n_elim, then per elimination: block, owned, coupling slot to a (−1: a < 0), q
+//    backward block, n_couplings, q, then per coupling: slot, survivor]
+// where q is the list index of the unit's (elimination's) first block; its couplings follow.
+// Block q sits in ring slot q mod K and is copied once every block of a phase before q − K's has
+// been used (the host sizes the tail so that no CTA reads more than K blocks in one phase).
+#define CL_WARPS (SNT / 32)         // compute warps per CTA
+#define CL_PAIRS (CL_WARPS / 2)     // forward records per round
+#define CL_THREADS (SNT + 32)      // and the producer warp
+#define CL_MAX_PHASES 64
+#define CL_UNIT 10
+#define CL_VEC_OFFSET (CL_MAX_PHASES * 8)
+#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * 3 * LD * (int)sizeof(real))
+// A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
+__device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
+
+// (A·v)_lane, or (Aᵀ·v)_lane with TRANS, over the n×n part of the LD×LD column-major block A and
+// v, both in shared memory; LOWER: A's lower triangle only. Transposed reads go round the block
+// diagonally (lane i starts at row i) so that a warp's lanes hit distinct banks. Four partial sums
+// shorten the FMA chain; unrolled by 8 only, so that the skewed offsets are computed in the loop
+// instead of being hoisted into (and spilled from) registers.
+template <bool TRANS, bool LOWER>
+__device__ __forceinline__ real warp_matvec(const real* A, const real* v, int n, int lane) {
+    const int i = lane < LD ? lane : 0;
+    real s[4] = {0, 0, 0, 0};
+#pragma unroll 8
+    for (int t = 0; t < LD; ++t) {
+        int k = t;
+        if (TRANS) k = t + i >= LD ? t + i - LD : t + i;
+        const real a = TRANS ? A[k + i * LD] : A[i + k * LD];
+        const bool in = lane < n && k < n && (!LOWER || (TRANS ? k >= i : k <= i));
+        s[t & 3] = fma(in ? a : real(0), v[k], s[t & 3]);
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
+    const real* linv, const real* xslots, real* y, real* z, const int* plan, int n_phases, int prog_ints,
+    int ring_slots, int n, int m, int rows, long long item_diag, long long item_slots, long long item_rhs,
+    const unsigned long long* fail) {
+#if __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
+    int* prog = reinterpret_cast<int*>(smem_raw + CL_PROG_OFFSET);
+    real* ring = reinterpret_cast<real*>(smem_raw + (CL_PROG_OFFSET + 4 * prog_ints + 127) / 128 * 128);
+    const int rank = (int)cluster_rank(), csize = (int)cluster_size();
+    const int item = blockIdx.x / csize;
+    if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item)
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) {
+        for (int p = 0; p < n_phases; ++p) mbar_init(&bars[p], 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    const int prog_begin = plan[rank], prog_len = plan[rank + 1] - prog_begin;
+    for (int k = threadIdx.x; k < prog_len; k += CL_THREADS) prog[k] = plan[prog_begin + k];
+    __syncthreads();
+    const int* unit_start = prog;
+    const int* first_q = prog + n_phases + 1;
+    const int* stage = first_q + n_phases + 1;
+    const int n_stage = first_q[n_phases];
+    const int* units = stage + 2 * n_stage;
+    const real* linv_item = linv + item * item_diag;
+    const real* x_item = xslots + item * item_slots;
+    real* yb = y + item * item_rhs;
+    real* zb = z + item * item_rhs;
+    // This warp's vectors: the input of its first product, the input of its second, its update.
+    real* vin = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 3 * LD * (warp < CL_WARPS ? warp : 0);
+    real* vz = vin + LD;
+    real* vu = vz + LD;
+    const int n_tail = n_phases / 2;
+    int issued = 0;  // (producer lane)
+    for (int ph = 0; ph < n_phases; ++ph) {
+        const int window_end = first_q[ph] + ring_slots;  // blocks staged by now
+#define CL_BLOCK(q) (ring + (long long)((q) % ring_slots) * BS)
+        const int u0 = unit_start[ph], mine = unit_start[ph + 1] - u0;
+        if (warp == CL_WARPS) {
+            if (lane == 0) {
+                // (The ring slots refilled now were last read by the generic proxy before the
+                // cluster barrier; bulk copies write through the async proxy.)
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                for (; issued < n_stage && issued < window_end; ++issued) {
+                    const int code = stage[2 * issued], p = stage[2 * issued + 1];
+                    const real* src = code >= 0 ? linv_item + code * BS : x_item + (-1 - code) * BS;
+                    mbar_expect_tx(&bars[p], (unsigned)(BS * sizeof(real)));
+                    bulk_copy_to_shared(ring + (long long)(issued % ring_slots) * BS, src, (unsigned)(BS * sizeof(real)),
+                                        &bars[p]);
+                }
+                mbar_arrive(&bars[ph]);
+            }
+        } else if (ph < n_tail) {
+            if (mine > 0) mbar_wait(&bars[ph], 0);
+            const int rounds = (mine + CL_PAIRS - 1) / CL_PAIRS;
+            for (int rd = 0; rd < rounds; ++rd) {
+                const int j = rd * CL_PAIRS + (warp >> 1), g = warp & 1;
+                const int* u = j < mine ? units + CL_UNIT * (u0 + j) : nullptr;
+                const int a = u ? u[0] : -1;
+                const bool busy = u != nullptr && g < u[1];
+                const int* e = busy ? u + 2 + 4 * g : nullptr;  // block, owned, coupling slot, q
+                for (int c = 0; c < m; ++c) {
+                    const long long ao = (long long)a * n + (long long)c * rows + lane;
+                    const bool combine = busy && g == 0 && a >= 0 && lane < n;
+                    const real ya = combine ? __ldcg(yb + ao) : real(0);  // (read early: off the chain)
+                    if (busy) {
+                        const long long eo = (long long)e[0] * n + (long long)c * rows;
+                        if (lane < LD) vin[lane] = lane < n ? __ldcg(yb + eo + lane) : real(0);
+                        __syncwarp();
+                        const real zv = warp_matvec<false, true>(CL_BLOCK(e[3]), vin, n, lane);
+                        if (lane < LD) vz[lane] = zv;
+                        if (e[1] && lane < n) __stcg(zb + eo + lane, zv);
+                        __syncwarp();
+                        if (a >= 0) {
+                            const real uv = warp_matvec<false, false>(CL_BLOCK(e[3] + 1), vz, n, lane);
+                            if (lane < LD) vu[lane] = uv;
+                        }
+                    }
+                    compute_warps_sync();
+                    if (combine) __stcg(yb + ao, ya - (u[1] > 1 ? vu[lane] + vu[3 * LD + lane] : vu[lane]));  // (+ warp + 1's)
+                    if (rd + 1 < rounds || c + 1 < m) compute_warps_sync();  // (vectors reused)
+                }
+            }
+        } else {
+            if (warp < mine) mbar_wait(&bars[ph], 0);
+            for (int j = warp; j < mine; j += CL_WARPS) {
+                const int* u = units + CL_UNIT * (u0 + j);  // block, n_couplings, q, (slot, survivor) × 2
+                const int ncpl = u[1], q = u[2];
+                for (int c = 0; c < m; ++c) {
+                    const long long eo = (long long)u[0] * n + (long long)c * rows;
+                    real v = lane < n ? __ldcg(zb + eo + lane) : real(0);
+                    // The survivors' solutions, both loads in flight together (vin, vu).
+                    for (int cc = 0; cc < ncpl; ++cc)
+                        if (lane < LD)
+                            (cc ? vu : vin)[lane] =
+                                lane < n ? __ldcg(zb + (long long)u[4 + 2 * cc] * n + (long long)c * rows + lane) : real(0);
+                    __syncwarp();
+                    for (int cc = 0; cc < ncpl; ++cc)
+                        v -= warp_matvec<true, false>(CL_BLOCK(q + 1 + cc), cc ? vu : vin, n, lane);
+                    if (lane < LD) vz[lane] = v;
+                    __syncwarp();
+                    const real x = warp_matvec<true, true>(CL_BLOCK(q), vz, n, lane);
+                    if (lane < n) __stcg(zb + eo + lane, x);
+                    __syncwarp();
+                }
+            }
+        }
+        __syncwarp();
+        // The root's forward and backward phases are one warp's (rank 0, warp 0), back to back:
+        // between them only this CTA's producer must wait before refilling the ring.
+        if (ph == n_tail - 1) __syncthreads();
+        else cluster_barrier();
+    }
+#undef CL_BLOCK
+#endif
+}
 #endif

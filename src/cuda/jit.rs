@@ -56,11 +56,12 @@ pub const KERNEL_NAMES: [&str; 16] = [
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 8] = [
+pub const SMALL_KERNEL_NAMES: [&str; 9] = [
     "btchol_factor_level_small",
     "btchol_factor_level_small_wide",
     "btchol_invert_small",
     "btchol_solve_tail_small",
+    "btchol_solve_cluster_small",
     "btchol_forward_level_small",
     "btchol_backward_level_small",
     "btchol_factor_seq_small",
@@ -72,6 +73,12 @@ pub const SMALL_THREADS: usize = 256;
 pub const INV_THREADS: usize = 128;
 /// Threads per CTA of the merged deep-level solve (kernels/small.cu `TAIL_GROUPS * SNT`).
 pub const TAIL_THREADS: usize = 2 * SMALL_THREADS;
+
+/// Threads per CTA of the cluster solve (kernels/small.cu `CL_THREADS`: SMALL_THREADS compute
+/// threads and one producer warp).
+pub const CLUSTER_THREADS: usize = SMALL_THREADS + 32;
+/// Phases (two per level) the cluster solve can run in one launch (kernels/small.cu `CL_MAX_PHASES`).
+pub const CLUSTER_MAX_PHASES: usize = 64;
 
 /// Threads per CTA of the per-item sequential kernels (kernels/sequential.cu `SEQ_THREADS`).
 pub const SEQ_THREADS: usize = 32;
@@ -163,6 +170,14 @@ impl KernelSpec {
     /// factor block and two couplings (leading dimension ld + 1).
     pub fn tail_solve_smem_bytes(&self) -> usize {
         2 * (8 * self.ld + 3 * self.ld * (self.ld + 1)) * self.dtype.size_bytes()
+    }
+
+    /// Bytes of the cluster solve's shared memory before its ring of staged blocks
+    /// (kernels/small.cu: a barrier per phase, three vectors per compute warp, the program of
+    /// `prog_ints` ints).
+    pub fn cluster_ring_offset(&self, prog_ints: usize) -> usize {
+        let vectors = (SMALL_THREADS / 32) * 3 * self.ld * self.dtype.size_bytes();
+        (CLUSTER_MAX_PHASES * 8 + vectors + 4 * prog_ints).next_multiple_of(128)
     }
 
     /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.

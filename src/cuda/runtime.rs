@@ -1,5 +1,6 @@
 //! CUDA driver access: loaded at run time, primary context of device 0, raw device buffers.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaContext, DriverError};
@@ -223,5 +224,59 @@ impl<T: Copy> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
         let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
+    }
+}
+
+/// Launch parameters of a thread-block-cluster kernel (sm_90): `grid` CTAs of `threads` threads
+/// in clusters of `cluster` CTAs along x, `smem` bytes of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterLaunch {
+    pub grid: usize,
+    pub cluster: usize,
+    pub threads: usize,
+    pub smem: usize,
+}
+
+impl ClusterLaunch {
+    /// Runs `with` on the driver's launch configuration (the cluster attribute points into it).
+    fn with_config<R>(&self, stream: sys::CUstream, with: impl FnOnce(&sys::CUlaunchConfig) -> R) -> R {
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: self.cluster as u32, y: 1, z: 1 };
+        let config = sys::CUlaunchConfig {
+            gridDimX: self.grid as u32,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: self.threads as u32,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: self.smem as u32,
+            hStream: stream,
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        with(&config)
+    }
+
+    /// Enqueues `f` on `stream` (captured into a graph like any launch).
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameters.
+    pub unsafe fn launch(&self, f: sys::CUfunction, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+        self.with_config(stream, |config| unsafe {
+            sys::cuLaunchKernelEx(config, f, args.as_mut_ptr(), std::ptr::null_mut()).result()
+        })
+        .map_err(|e| cuda_err("launching a cluster kernel", e))
+    }
+
+    /// How many such clusters the device can hold at once (0: the launch would fail).
+    pub fn max_active(&self, f: &cudarc::driver::CudaFunction) -> Result<usize> {
+        let f = f.cu_function();
+        let mut count = 0i32;
+        self.with_config(std::ptr::null_mut(), |config| unsafe {
+            sys::cuOccupancyMaxActiveClusters(&mut count, f, config).result()
+        })
+        .map_err(|e| cuda_err("cluster occupancy", e))?;
+        Ok(count.max(0) as usize)
     }
 }
