@@ -219,8 +219,9 @@ struct ClusterSolve {
 
 impl ClusterSolve {
     /// The cluster solve of a plan, where the device has clusters (sm_90+) and a block is a whole
-    /// number of 16-byte bulk copies: the largest cluster of `cluster_shape` that the device can
-    /// place, on the deepest levels whose phases each fit a CTA's shared memory.
+    /// number of 16-byte bulk copies: the cluster of `cluster_shape`, doubled where that lets each
+    /// CTA stage all its blocks at once and halved where the device cannot place it, on the
+    /// deepest levels whose phases each fit a CTA's shared memory.
     #[allow(clippy::too_many_arguments)]
     fn new(
         dev: &Device,
