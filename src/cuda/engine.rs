@@ -1136,7 +1136,7 @@ impl<T: Scalar> CudaEngine<T> {
             let (prog_ints, ring) = (cl.prog_ints as i32, cl.ring_slots as i32);
             let mut a =
                 args![linv, xslots, y, z, plan, n_phases, prog_ints, ring, n, mm, rows, item_d, item_s, item_r, fail];
-            return unsafe { cl.launch.launch(cl.func.cu_function(), self.stream.raw, &mut a) };
+            return unsafe { cl.launch.launch(&cl.func, self.stream.raw, &mut a) };
         }
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;

@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext, DriverError};
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, DriverError};
 
 use crate::error::{Error, Result};
 
@@ -262,7 +262,8 @@ impl ClusterLaunch {
     ///
     /// # Safety
     /// `args` must match the kernel's parameters.
-    pub unsafe fn launch(&self, f: sys::CUfunction, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+    pub unsafe fn launch(&self, f: &CudaFunction, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+        let f = f.cu_function();
         self.with_config(stream, |config| unsafe {
             sys::cuLaunchKernelEx(config, f, args.as_mut_ptr(), std::ptr::null_mut()).result()
         })
@@ -270,7 +271,7 @@ impl ClusterLaunch {
     }
 
     /// How many such clusters the device can hold at once (0: the launch would fail).
-    pub fn max_active(&self, f: &cudarc::driver::CudaFunction) -> Result<usize> {
+    pub fn max_active(&self, f: &CudaFunction) -> Result<usize> {
         let f = f.cu_function();
         let mut count = 0i32;
         self.with_config(std::ptr::null_mut(), |config| unsafe {
