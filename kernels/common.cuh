@@ -41,6 +41,21 @@ __device__ __forceinline__ bool skip_item(unsigned long long key, int level) {
     return key == MASKED_ITEM || key < fail_key(level, 0, 0);
 }
 
+// Programmatic dependent launch (sm_90; engine.rs launches every kernel of this module with it
+// unless BTCHOL_PDL=0): a kernel may be scheduled while the previous kernel of the stream still
+// runs, so its launch latency hides behind that kernel's work. Every kernel calls this before it
+// reads or writes anything an earlier kernel writes (only constant inputs, such as the schedule's
+// records, may be touched before), and on every path, early exits included: it returns once the
+// previous kernel has finished and its writes are visible, then lets the next kernel be scheduled
+// in turn (after the wait, so that at most two kernels hold SM resources). A no-op for kernels
+// launched without the attribute and before sm_90.
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Pivot policy (PlanOptions::pivot_threshold / pivot_boost): a finite pivot d ≤ threshold is
 // replaced by `boost` when boosting is on (boost > 0); otherwise d is kept and the caller's usual
 // check (d > 0, finite) decides. Compiled out (the identity) in variants without boosting.

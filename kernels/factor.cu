@@ -11,6 +11,7 @@
 extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
     unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted, int fill) {
+    wait_for_previous_kernel();
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (skip_item(fail[item], level)) return;
@@ -76,6 +77,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
 extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     real* diag, const real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
     const unsigned long long* fail) {
+    wait_for_previous_kernel();
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (fail[item] != NO_FAILURE) return;
@@ -104,6 +106,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
 extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 2) btchol_factor_gemm(
     real* diag, real* slots, const int* elim_recs, int n_elim, const int* update_recs, int n_update, int n,
     long long item_diag, long long item_slots, const unsigned long long* fail) {
+    wait_for_previous_kernel();
     constexpr int T = GEMM_TILES_PER_SIDE, lower_tiles = T * (T + 1) / 2;
     const int per_item = n_update * lower_tiles + n_elim * T * T;
     const int item = blockIdx.x / per_item;

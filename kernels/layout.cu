@@ -66,6 +66,7 @@ __device__ __forceinline__ void pack_rhs(const S* caller, real* y, int rows, int
         const S* src, real* dst, int n, int src_blocks, long long dst_item, int row_major,                           \
         const unsigned char* transposed, int lower_only, const unsigned char* mask, real shift,                       \
         unsigned long long* nonfinite) {                                                                              \
+        wait_for_previous_kernel();                                                                                   \
         convert_blocks<S>(src, dst, n, src_blocks, dst_item, row_major, transposed, lower_only, mask, shift,          \
                           nonfinite);                                                                                 \
     }                                                                                                                  \
@@ -73,6 +74,7 @@ __device__ __forceinline__ void pack_rhs(const S* caller, real* y, int rows, int
         const S* caller, real* y, int rows, int m, long long rs, long long cs, long long item_stride,                 \
         long long item_rhs, unsigned long long* nonfinite, int ctas_per_item, int col0,                                \
         unsigned long long* any) {                                                                                     \
+        wait_for_previous_kernel();                                                                                   \
         pack_rhs<S>(caller, y, rows, m, rs, cs, item_stride, item_rhs, nonfinite, ctas_per_item, col0, any);          \
     }
 CONVERT_ENTRY(btchol_convert_blocks, real)
@@ -85,6 +87,7 @@ CONVERT_ENTRY(btchol_convert_blocks_bf16, bf16_bits)
 extern "C" __global__ void __launch_bounds__(NT) btchol_unpack_rhs(
     real* caller, const real* y, int rows, int m, long long rs, long long cs, long long item_stride,
     long long item_rhs, const unsigned long long* fail, int ctas_per_item, const unsigned long long* any) {
+    wait_for_previous_kernel();
     const int item = blockIdx.x / ctas_per_item, part = blockIdx.x % ctas_per_item;
     if (fail[item] != NO_FAILURE || *any != NO_FAILURE) return;
     for (long long idx = part * (long long)NT + threadIdx.x; idx < (long long)rows * m; idx += (long long)ctas_per_item * NT) {
@@ -99,6 +102,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_unpack_rhs(
 // items get their own key back, so their status and factor are as before.
 extern "C" __global__ void btchol_mask_begin(unsigned long long* fail, unsigned long long* saved,
                                              const unsigned char* mask, int batch, int factor, unsigned* boosted) {
+    wait_for_previous_kernel();
     const int item = blockIdx.x * blockDim.x + threadIdx.x;
     if (item >= batch) return;
     if (!mask[item]) {
@@ -111,6 +115,7 @@ extern "C" __global__ void btchol_mask_begin(unsigned long long* fail, unsigned 
 }
 extern "C" __global__ void btchol_mask_end(unsigned long long* fail, const unsigned long long* saved,
                                            const unsigned char* mask, int batch) {
+    wait_for_previous_kernel();
     const int item = blockIdx.x * blockDim.x + threadIdx.x;
     if (item < batch && !mask[item]) fail[item] = saved[item];
 }
@@ -118,6 +123,7 @@ extern "C" __global__ void btchol_mask_end(unsigned long long* fail, const unsig
 // log det of each factored item: 2 Σ log diag(D̂_i), one CTA per item, accumulated in double.
 extern "C" __global__ void __launch_bounds__(NT) btchol_logdet(
     const real* diag, int n, int n_blocks, long long item_diag, const unsigned long long* fail, double* out) {
+    wait_for_previous_kernel();
     __shared__ double partial[NT];
     const int item = blockIdx.x;
     double s = 0;

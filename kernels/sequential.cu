@@ -23,6 +23,7 @@ __device__ __forceinline__ void stage_block(real* dst, const real* src, int sld,
 extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_small(
     real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots, unsigned long long* fail,
     real piv_thr, real piv_boost, unsigned* boosted) {
+    wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sD = reinterpret_cast<real*>(smem_raw);  // [2][BS] D_i, D_{i+1}
     real* sE = sD + 2 * BS;                         // [2][BS] E_i, E_{i+1}
@@ -107,6 +108,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
 extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small(
     const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag,
     long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    wait_for_previous_kernel();
     __shared__ real sL[2][LD * SEQ_SLD], sX[2][LD * SEQ_SLD];
     const int item = blockIdx.x, lane = threadIdx.x;
     if (fail[item] != NO_FAILURE) return;

@@ -516,8 +516,11 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         NAME(real* diag, real* slots, real* fact, real* xslots, const int* recs, int n_work, int n,             \
              long long item_diag, long long item_slots, unsigned long long* fail, int level, real piv_thr,      \
              real piv_boost, unsigned* boosted) {                                                               \
-        factor_record<WIDE>(recs + LREC * (blockIdx.x % n_work), blockIdx.x / n_work, level, diag, slots, fact, \
-                            xslots, n, item_diag, item_slots, fail, piv_thr, piv_boost, boosted);               \
+        const int* r = recs + LREC * (blockIdx.x % n_work);                                                     \
+        prefetch_l1(r), prefetch_l1(r + LREC - 1); /* (constant: fetched while the previous level runs) */      \
+        wait_for_previous_kernel();                                                                             \
+        factor_record<WIDE>(r, blockIdx.x / n_work, level, diag, slots, fact, xslots, n, item_diag, item_slots, \
+                            fail, piv_thr, piv_boost, boosted);                                                 \
     }
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 16 ? 2 : LD > 8 ? 4 : 0) : 0)
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
@@ -575,6 +578,7 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
 extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
     const unsigned long long* fail) {
+    wait_for_previous_kernel();
     __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L, then L⁻¹; column-major, zero-padded
     __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -721,6 +725,7 @@ __device__ __forceinline__ void backward_record(const int* r, const real* linv, 
 extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
     const real* linv, const real* xslots, real* y, real* z, const int* recs, int n_work, int n, int m, int rows,
     long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    wait_for_previous_kernel();
     __shared__ real sz[SNT / 32][LD];
     const int* r = recs + LREC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
@@ -734,6 +739,7 @@ extern "C" __global__ void __launch_bounds__(SNT) btchol_forward_level_small(
 extern "C" __global__ void __launch_bounds__(SNT) btchol_backward_level_small(
     const real* linv, const real* xslots, real* z, const int* recs, int n_work, int n, int m, int rows,
     long long item_diag, long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    wait_for_previous_kernel();
     __shared__ real sL[LD * SLD];
     __shared__ real sX[2 * LD * SLD];
     const int* r = recs + REC * (blockIdx.x % n_work);
@@ -755,6 +761,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
     const real* linv, const real* xslots, real* y, real* z, const int* lrecs, const int* erecs, const int* tail,
     int n_tail, int n, int m, int rows, long long item_diag, long long item_slots, long long item_rhs,
     const unsigned long long* fail) {
+    wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int item = blockIdx.x, grp = threadIdx.x / SNT, t = threadIdx.x % SNT;
     if (fail[item] != NO_FAILURE) return;
@@ -843,14 +850,17 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     real* ring = reinterpret_cast<real*>(smem_raw + (CL_PROG_OFFSET + 4 * prog_ints + 127) / 128 * 128);
     const int rank = (int)cluster_rank(), csize = (int)cluster_size();
     const int item = blockIdx.x / csize;
-    if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // The program and the barriers depend on nothing a previous kernel writes: set up before the
+    // wait, while that kernel runs.
     if (threadIdx.x == 0) {
         for (int p = 0; p < n_phases; ++p) mbar_init(&bars[p], 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     const int prog_begin = plan[rank], prog_len = plan[rank + 1] - prog_begin;
     for (int k = threadIdx.x; k < prog_len; k += CL_THREADS) prog[k] = plan[prog_begin + k];
+    wait_for_previous_kernel();
+    if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item)
     __syncthreads();
     const int* unit_start = prog;
     const int* first_q = prog + n_phases + 1;

@@ -85,6 +85,7 @@ __device__ __forceinline__ void stage_lower(real* __restrict__ sL, real* __restr
 extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
     const real* diag, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_diag, long long item_rhs,
     const unsigned long long* fail) {
+    wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sL = reinterpret_cast<real*>(smem_raw);
     real* sInv = sL + LD * SLDS;
@@ -116,6 +117,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
 extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
     const real* diag, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_diag, long long item_rhs,
     const unsigned long long* fail) {
+    wait_for_previous_kernel();
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (!item_ok(fail, item)) return;
@@ -137,6 +139,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_forward_eliminate(
 extern "C" __global__ void __launch_bounds__(NT) btchol_forward_update(
     const real* slots, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_slots, long long item_rhs,
     const unsigned long long* fail) {
+    wait_for_previous_kernel();
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (!item_ok(fail, item)) return;
@@ -148,6 +151,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_forward_update(
 extern "C" __global__ void __launch_bounds__(NT) btchol_backward_eliminate(
     const real* diag, const real* slots, real* y, const int* recs, int n_work, int n, int m, int rows, long long item_diag,
     long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    wait_for_previous_kernel();
     const int* r = recs + REC * (blockIdx.x % n_work);
     const int item = blockIdx.x / n_work;
     if (!item_ok(fail, item)) return;

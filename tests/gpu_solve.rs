@@ -205,6 +205,53 @@ fn gpu_device_pointers_and_caller_stream() {
     }
 }
 
+/// Device solves are captured as graphs per distinct caller array (pointers and strides in the
+/// key): more arrays than the plan keeps graphs for, revisited, each solved right; a new factor
+/// is used by graphs captured before it; a column-major array with the same pointer is a
+/// different key.
+#[test]
+fn gpu_device_solves_through_many_arrays_and_refactors() {
+    if !gpu_or_skip("gpu_device_solves_through_many_arrays_and_refactors") {
+        return;
+    }
+    use cudarc::driver::{CudaContext, DevicePtrMut};
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let dims = Dims::new(2, 64, 32).unwrap();
+    let nrhs = 3;
+    let mut p = Plan::<f64>::new(dims, PlanOptions { max_nrhs: 2, ..cuda(1) }).unwrap();
+    let rows = dims.rows();
+    let bs: Vec<Vec<f64>> = (0..11).map(|k| random_vec::<f64>(40 + k as u64, dims.batch * rows * nrhs)).collect();
+    let mut dbs: Vec<_> = bs.iter().map(|b| stream.clone_htod(b).unwrap()).collect();
+    for (round, seed) in [(0, 31u64), (1, 31), (2, 32)] {
+        let (d, e) = random_problem::<f64>(seed, dims, Layout::RowMajor, 1.0);
+        let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+        p.upload(&m).unwrap();
+        p.factor().unwrap();
+        for (k, layout) in
+            (0..bs.len()).map(|k| (k, if (k + round) % 3 == 0 { Layout::ColMajor } else { Layout::RowMajor }))
+        {
+            stream.memcpy_htod(&bs[k], &mut dbs[k]).unwrap();
+            stream.synchronize().unwrap();
+            let shape = RhsShape::dense(dims, nrhs, layout);
+            unsafe {
+                let (pb, _g) = dbs[k].device_ptr_mut(&stream);
+                p.solve_device(shape, pb as *mut f64).unwrap();
+            }
+            p.synchronize().unwrap();
+            let x = stream.clone_dtoh(&dbs[k]).unwrap();
+            let ml = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+            let be = backward_error(
+                &ml,
+                &RhsRef::new(dims, shape, &x).unwrap(),
+                &RhsRef::new(dims, shape, &bs[k]).unwrap(),
+                &[],
+            );
+            assert!(be < tolerance::<f64>(32), "round {round}, array {k} ({layout:?}): backward error {be:e}");
+        }
+    }
+}
+
 /// NaN/Inf in right-hand sides in GPU memory: the error names the first offending element (also
 /// in a later pass of a multi-pass solve), the caller's array is not written from the offending
 /// pass on, and the plan solves the next clean right-hand sides correctly.

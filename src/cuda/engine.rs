@@ -15,7 +15,7 @@ use super::jit::{
     self, KernelSpec, CLUSTER_MAX_PHASES, CLUSTER_THREADS, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE,
     SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
-use super::runtime::{cuda_err, ClusterLaunch, Device, DeviceBuffer, Graph, PinnedBuffer, Stream};
+use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
 use crate::model::{Dims, Layout, RhsShape};
 use crate::plan::ItemStatus;
@@ -45,7 +45,7 @@ struct Kernels {
 
 /// The element format of caller data handed to the device: the plan's own precision, or raw
 /// 16-bit floats widened on the device (kernels/layout.cu `widen`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SourceFormat {
     Native = 0,
     F16 = 1,
@@ -210,7 +210,7 @@ struct ClusterSolve {
     func: CudaFunction,
     /// First level it takes.
     from: usize,
-    launch: ClusterLaunch,
+    launch: KernelLaunch,
     ring_slots: usize,
     /// The ranks' programs (`ClusterPlan::table`) and the longest one's length.
     plan: DeviceBuffer<i32>,
@@ -267,7 +267,8 @@ impl ClusterSolve {
             let ring_slots = plan.longest.clamp(1, budget);
             let smem = ring_offset + ring_slots * block_bytes;
             opt_in_shared_memory(&func, smem)?;
-            let launch = ClusterLaunch { grid: batch * size, cluster: size, threads: CLUSTER_THREADS, smem };
+            let launch =
+                KernelLaunch { grid: batch * size, threads: CLUSTER_THREADS, smem, cluster: size, early: false };
             if launch.max_active(&func)? == 0 {
                 if size == 1 {
                     return Ok(None);
@@ -512,7 +513,29 @@ enum Sequence {
     FactorMasked,
     /// Solve of the items the device mask selects.
     SolveMasked(usize),
+    /// A chunk of a solve of right-hand sides in device memory: pack from the caller's array,
+    /// solve, unpack into the caller's solution (the caller's pointers are part of the key, so a
+    /// graph is captured per distinct call; `MAX_DEVICE_SOLVE_GRAPHS` bounds how many are kept).
+    SolveDevice(DeviceSolve),
 }
+
+/// The caller-side arguments of one chunk of `solve_device` (`Sequence::SolveDevice`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct DeviceSolve {
+    /// Right-hand sides solved (columns col0 .. col0 + m of the caller's).
+    m: usize,
+    col0: usize,
+    format: SourceFormat,
+    /// The chunk's first element in the caller's b and x.
+    src: u64,
+    dst: u64,
+    /// Row, column and item strides, in elements.
+    strides: (usize, usize, usize),
+}
+
+/// Graphs of `Sequence::SolveDevice` kept at once (a caller cycling through more distinct
+/// pointers than this recaptures; a capture costs about as much as a few solves).
+const MAX_DEVICE_SOLVE_GRAPHS: usize = 8;
 
 /// Numerical options as the kernels take them: pivot policy (PlanOptions::pivot_threshold /
 /// pivot_boost) and static diagonal shift (PlanOptions::diag_shift).
@@ -560,6 +583,10 @@ pub struct CudaEngine<T: Scalar> {
     rhs: DeviceBuffer<T>,
     host_rhs: PinnedBuffer<T>,
     host_keys: PinnedBuffer<u64>,
+    /// Kernels launched with programmatic dependent launch (sm_90, unless `BTCHOL_PDL=0`): each
+    /// is scheduled while the previous one runs and waits for it inside, which hides the launch
+    /// latency of the per-level chain.
+    early_launch: bool,
 }
 
 impl<T: Scalar> CudaEngine<T> {
@@ -690,6 +717,7 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let rows = dims.rows();
         let capture_stream = Stream::new_owned(&dev)?;
+        let early_launch = dev.arch.0 >= 9 && std::env::var("BTCHOL_PDL").as_deref() != Ok("0");
         Ok(CudaEngine {
             capture_stream,
             diag: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU diagonal blocks")?,
@@ -710,6 +738,7 @@ impl<T: Scalar> CudaEngine<T> {
             sub_transposed,
             dev,
             graphs: (std::env::var("BTCHOL_CUDA_GRAPHS").as_deref() != Ok("0")).then(Default::default),
+            early_launch,
             stream,
             spec,
             _module: module,
@@ -769,18 +798,8 @@ impl<T: Scalar> CudaEngine<T> {
         smem: usize,
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        if grid == 0 {
-            return Ok(());
-        }
-        result::launch_kernel(
-            f.cu_function(),
-            (grid as u32, 1, 1),
-            (threads as u32, 1, 1),
-            smem as u32,
-            self.stream.raw,
-            args,
-        )
-        .map_err(|e| cuda_err("launching a kernel", e))
+        let launch = KernelLaunch { grid, threads, smem, cluster: 1, early: self.early_launch };
+        launch.launch(f, self.stream.raw, args)
     }
 
     fn fill_keys(&self, buf: &DeviceBuffer<u64>) -> Result<()> {
@@ -1136,7 +1155,8 @@ impl<T: Scalar> CudaEngine<T> {
             let (prog_ints, ring) = (cl.prog_ints as i32, cl.ring_slots as i32);
             let mut a =
                 args![linv, xslots, y, z, plan, n_phases, prog_ints, ring, n, mm, rows, item_d, item_s, item_r, fail];
-            return unsafe { cl.launch.launch(&cl.func, self.stream.raw, &mut a) };
+            let launch = KernelLaunch { early: self.early_launch, ..cl.launch };
+            return unsafe { launch.launch(&cl.func, self.stream.raw, &mut a) };
         }
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;
@@ -1202,6 +1222,7 @@ impl<T: Scalar> CudaEngine<T> {
                 self.enqueue_solve(m)?;
                 self.enqueue_mask(false, false)
             }
+            Sequence::SolveDevice(ds) => self.enqueue_solve_device(ds),
         }
     }
 
@@ -1211,6 +1232,12 @@ impl<T: Scalar> CudaEngine<T> {
     fn run(&mut self, seq: Sequence) -> Result<()> {
         let Some(graphs) = self.graphs.as_ref() else { return self.enqueue(seq) };
         if !graphs.contains_key(&seq) {
+            let per_call = |k: &Sequence| matches!(k, Sequence::SolveDevice(_));
+            if per_call(&seq) && graphs.keys().filter(|k| per_call(k)).count() >= MAX_DEVICE_SOLVE_GRAPHS {
+                // (No graph is destroyed while a launch of it may still be running.)
+                self.stream.synchronize()?;
+                self.graphs.as_mut().expect("graphs enabled").retain(|k, _| !per_call(k));
+            }
             // Capture on the private stream: enqueue() launches on self.stream, so swap them.
             std::mem::swap(&mut self.stream, &mut self.capture_stream);
             let graph = Graph::capture(&self.dev, &self.stream, || self.enqueue(seq));
@@ -1305,34 +1332,21 @@ impl<T: Scalar> CudaEngine<T> {
     /// elements of their formats.
     pub unsafe fn solve_device(&mut self, shape: RhsShape, format: SourceFormat, b: u64, x: u64) -> Result<()> {
         self.dev.bind()?;
-        let d = self.dims;
         let (rs, cs) = Self::strides(&shape);
-        let rows = d.rows() as i32;
-        let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
-        // The input check's "any value non-finite" word after the per-item keys: the unpack kernel
-        // reads it on the device, so the check costs no wait between packing and solving.
-        let any = keys + 8 * (self.nonfinite.len() - 1) as u64;
         let elem_in = if format == SourceFormat::Native { std::mem::size_of::<T>() } else { 2 };
-        self.fill_keys(&self.nonfinite)?;
         let mut c0 = 0;
         while c0 < shape.nrhs {
             let m = self.max_nrhs.min(shape.nrhs - c0);
             let src = b + (c0 * cs * elem_in) as u64;
             let dst = x + (c0 * cs * std::mem::size_of::<T>()) as u64;
-            let ctas = (d.rows() * m).div_ceil(self.spec.threads * 4).clamp(1, 1024);
-            let (mm, rs_, cs_, is_) = (m as i32, rs as i64, cs as i64, shape.item_stride as i64);
-            let (item_r, cpi, col0) = ((d.rows() * m) as i64, ctas as i32, c0 as i32);
-            let mut a = args![src, y, rows, mm, rs_, cs_, is_, item_r, keys, cpi, col0, any];
-            self.launch(&self.k.pack_rhs[format as usize], d.batch * ctas, 0, &mut a)?;
-            self.run(Sequence::Solve(m))?;
-            let sol = self.solution_ptr();
-            let mut a = args![dst, sol, rows, mm, rs_, cs_, is_, item_r, fail, cpi, any];
-            self.launch(&self.k.unpack_rhs, d.batch * ctas, 0, &mut a)?;
+            let strides = (rs, cs, shape.item_stride);
+            self.run(Sequence::SolveDevice(DeviceSolve { m, col0: c0, format, src, dst, strides }))?;
             c0 += m;
         }
         // One wait, after everything is queued: a non-finite value anywhere means no column of x
         // was written from then on (chunks solved before it are kept, as with host arrays).
         self.read_keys("nonfinite")?;
+        let d = self.dims;
         if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
             let k = self.host_keys[item];
             let (r, c) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
@@ -1345,6 +1359,31 @@ impl<T: Scalar> CudaEngine<T> {
             });
         }
         Ok(())
+    }
+
+    /// Queues one chunk of `solve_device`: the input checks' reset (first chunk only: the keys
+    /// gather every chunk's), pack, solve, unpack.
+    fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
+        let d = self.dims;
+        let rows = d.rows() as i32;
+        let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
+        // The input check's "any value non-finite" word after the per-item keys: the unpack kernel
+        // reads it on the device, so the check costs no wait between packing and solving.
+        let any = keys + 8 * (self.nonfinite.len() - 1) as u64;
+        if ds.col0 == 0 {
+            self.fill_keys(&self.nonfinite)?;
+        }
+        // One element per thread: each thread's load is then the only memory latency it waits for.
+        let ctas = (d.rows() * ds.m).div_ceil(self.spec.threads).clamp(1, 4096);
+        let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
+        let (mm, item_r, cpi, col0) = (ds.m as i32, (d.rows() * ds.m) as i64, ctas as i32, ds.col0 as i32);
+        let (src, dst) = (ds.src, ds.dst);
+        let mut a = args![src, y, rows, mm, rs, cs, is_, item_r, keys, cpi, col0, any];
+        unsafe { self.launch(&self.k.pack_rhs[ds.format as usize], d.batch * ctas, 0, &mut a)? };
+        self.enqueue_solve(ds.m)?;
+        let sol = self.solution_ptr();
+        let mut a = args![dst, sol, rows, mm, rs, cs, is_, item_r, fail, cpi, any];
+        unsafe { self.launch(&self.k.unpack_rhs, d.batch * ctas, 0, &mut a) }
     }
 
     pub fn logdet(&mut self, out: &mut [f64]) -> Result<()> {

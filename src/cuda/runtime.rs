@@ -227,22 +227,36 @@ impl<T: Copy> Drop for PinnedBuffer<T> {
     }
 }
 
-/// Launch parameters of a thread-block-cluster kernel (sm_90): `grid` CTAs of `threads` threads
-/// in clusters of `cluster` CTAs along x, `smem` bytes of dynamic shared memory.
+/// Launch parameters: `grid` CTAs of `threads` threads with `smem` bytes of dynamic shared memory,
+/// in thread-block clusters of `cluster` CTAs along x (sm_90; 1: no cluster), and with `early`
+/// the programmatic dependent launch of sm_90: the kernel may be scheduled while the previous
+/// kernel in the stream (or graph) still runs, and waits for it inside (kernels/common.cuh
+/// `wait_for_previous_kernel`), so its launch latency overlaps the previous kernel's work.
 #[derive(Clone, Copy, Debug)]
-pub struct ClusterLaunch {
+pub struct KernelLaunch {
     pub grid: usize,
-    pub cluster: usize,
     pub threads: usize,
     pub smem: usize,
+    pub cluster: usize,
+    pub early: bool,
 }
 
-impl ClusterLaunch {
-    /// Runs `with` on the driver's launch configuration (the cluster attribute points into it).
+impl KernelLaunch {
+    /// Runs `with` on the driver's launch configuration (the attributes point into it).
     fn with_config<R>(&self, stream: sys::CUstream, with: impl FnOnce(&sys::CUlaunchConfig) -> R) -> R {
-        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: self.cluster as u32, y: 1, z: 1 };
+        let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+        let mut n = 0;
+        if self.cluster > 1 {
+            attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attrs[n].value.clusterDim =
+                sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: self.cluster as u32, y: 1, z: 1 };
+            n += 1;
+        }
+        if self.early {
+            attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attrs[n].value.programmaticStreamSerializationAllowed = 1;
+            n += 1;
+        }
         let config = sys::CUlaunchConfig {
             gridDimX: self.grid as u32,
             gridDimY: 1,
@@ -252,22 +266,26 @@ impl ClusterLaunch {
             blockDimZ: 1,
             sharedMemBytes: self.smem as u32,
             hStream: stream,
-            attrs: &mut attr,
-            numAttrs: 1,
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: n as u32,
         };
         with(&config)
     }
 
-    /// Enqueues `f` on `stream` (captured into a graph like any launch).
+    /// Enqueues `f` on `stream` (captured into a graph like any launch; nothing for an empty grid).
     ///
     /// # Safety
-    /// `args` must match the kernel's parameters.
+    /// `args` must match the kernel's parameters; with `early`, the kernel must wait for the
+    /// previous one before it touches memory that one writes.
     pub unsafe fn launch(&self, f: &CudaFunction, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+        if self.grid == 0 {
+            return Ok(());
+        }
         let f = f.cu_function();
         self.with_config(stream, |config| unsafe {
             sys::cuLaunchKernelEx(config, f, args.as_mut_ptr(), std::ptr::null_mut()).result()
         })
-        .map_err(|e| cuda_err("launching a cluster kernel", e))
+        .map_err(|e| cuda_err("launching a kernel", e))
     }
 
     /// How many such clusters the device can hold at once (0: the launch would fail).
