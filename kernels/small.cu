@@ -95,9 +95,10 @@ template <bool EXACT> __device__ __forceinline__ float rsqrt_pivot(float p) {
 // suffices), and both the trailing update and the coupling rows read it back two elements per
 // 16-byte load: the trsm is FMAs beside the pivot chain instead of a second sweep. (Shuffles
 // measured 1.5x slower at LD = 32: the compiler funnels them through one register pair, so each
-// shuffle waits for the previous one's FMA; bench/micro/potrf_panel.cu.) The next pivot is formed
-// by every lane from the column (d ← a_{j+1,j+1} − l_{j+1,j}²), the same FMA lane j+1 does, bit for
-// bit. No branch per column, so the compiler overlaps the next pivot's square root with this
+// shuffle waits for the previous one's FMA; bench/micro/potrf_panel.cu.) The next pivot comes from
+// lane j+1's own row (d ← a_{j+1,j+1} − l_{j+1,j}², the FMA of its trailing update, bit for bit) by
+// one shuffle, so the pivot chain does not pass through the shared column and its barrier.
+// No branch per column, so the compiler overlaps the next pivot's square root with this
 // column's update: a failing pivot is recorded and the sweep runs on with a harmless one (its
 // results are never used). Returns the first failing column, −1, or (without EXACT, see
 // rsqrt_pivot) PANEL_SUBNORMAL; warp-uniform. Pivot policy `thr`, `boost` (common.cuh), pivots
@@ -138,7 +139,7 @@ __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD]
                     lk[k] = cj[k];  // (odd LD, or an odd first k)
                 }
             }
-        if (j + 1 < LD) d = fma(-lk[j + 1], lk[j + 1], __shfl_sync(FULL_MASK, a[j + 1], j + 1));
+        if (j + 1 < LD) d = __shfl_sync(FULL_MASK, fma(-l, l, a[j + 1]), j + 1);  // (lane j+1's own row)
 #pragma unroll
         for (int k = j + 1; k < LD; ++k) {
             a[k] = fma(-l, lk[k], a[k]);
@@ -432,19 +433,26 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     // Fills go to slots of the next level, which no CTA of this level reads.
     const real* item_slot_base = slots + item * item_slots;
 
-    // Prefetch this thread's tiles of D_a (they are only needed at the end).
+    // This thread's tiles of D_a, only needed at the end: the wide kernel loads them into
+    // registers now; the panel kernel, whose sweep needs every register, only pulls D_a into L1
+    // now and loads it after the sweep (held across the sweep, the tiles were spilled, and the
+    // spill stores waited for the loads: a memory latency before the sweep could start).
     real da[TILE_PASSES][TILE][TILE];
-    if (a >= 0) {
+    const real* Da = item_diag_base + (a >= 0 ? a : 0) * BS;
+    auto load_da = [&]() {
 #pragma unroll
         for (int u = 0; u < TILE_PASSES; ++u) {
             const int tt = tid + u * SNT, i0 = TILE * (tt % TILES_PER_DIM), j0 = TILE * (tt / TILES_PER_DIM);
 #pragma unroll
             for (int p = 0; p < TILE; ++p)
 #pragma unroll
-                for (int q = 0; q < TILE; ++q)
-                    da[u][p][q] = tt < TILES ? item_diag_base[a * BS + i0 + p + (j0 + q) * LD] : real(0);
+                for (int q = 0; q < TILE; ++q) da[u][p][q] = tt < TILES ? Da[i0 + p + (j0 + q) * LD] : real(0);
         }
-    }
+    };
+    constexpr int DA_LINES = (int)((BS * sizeof(real) + 127) / 128);
+    if (a >= 0 && WIDE) load_da();
+    if (a >= 0 && !WIDE)
+        for (int k = tid; k < DA_LINES; k += SNT) prefetch_l1(Da + k * (128 / sizeof(real)));
     real* fact_base = fact + item * item_diag;
     real* xslot_base = xslots + item * item_slots;
 #if LD >= 8
@@ -467,6 +475,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     if (!WIDE && PANEL_WRITE_OUT) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
     // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
     if (a >= 0) {
+        if (!WIDE) load_da();
 #pragma unroll
         for (int u = 0; u < TILE_PASSES; ++u) {
             const int tt = tid + u * SNT, i0 = TILE * (tt % TILES_PER_DIM), j0 = TILE * (tt / TILES_PER_DIM);
