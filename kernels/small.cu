@@ -433,10 +433,11 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     // Fills go to slots of the next level, which no CTA of this level reads.
     const real* item_slot_base = slots + item * item_slots;
 
-    // This thread's tiles of D_a, only needed at the end: the wide kernel loads them into
-    // registers now; the panel kernel, whose sweep needs every register, only pulls D_a into L1
-    // now and loads it after the sweep (held across the sweep, the tiles were spilled, and the
-    // spill stores waited for the loads: a memory latency before the sweep could start).
+    // This thread's tiles of D_a, only needed at the end: loaded into registers now, except by
+    // the panel kernel for blocks beyond 16, whose sweep needs every register: it only pulls D_a
+    // into L1 now and loads it after the sweep (held across the sweep, the tiles were spilled,
+    // and the spill stores waited for the loads: a memory latency before the sweep could start;
+    // at n = 8 the late load measured 14 % slower, H100, f64 N = 1024).
     real da[TILE_PASSES][TILE][TILE];
     const real* Da = item_diag_base + (a >= 0 ? a : 0) * BS;
     auto load_da = [&]() {
@@ -450,8 +451,9 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         }
     };
     constexpr int DA_LINES = (int)((BS * sizeof(real) + 127) / 128);
-    if (a >= 0 && WIDE) load_da();
-    if (a >= 0 && !WIDE)
+    constexpr bool DA_LATE = !WIDE && LD > 16;
+    if (a >= 0 && !DA_LATE) load_da();
+    if (a >= 0 && DA_LATE)
         for (int k = tid; k < DA_LINES; k += SNT) prefetch_l1(Da + k * (128 / sizeof(real)));
     real* fact_base = fact + item * item_diag;
     real* xslot_base = xslots + item * item_slots;
@@ -475,7 +477,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     if (!WIDE && PANEL_WRITE_OUT) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
     // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
     if (a >= 0) {
-        if (!WIDE) load_da();
+        if (DA_LATE) load_da();
 #pragma unroll
         for (int u = 0; u < TILE_PASSES; ++u) {
             const int tt = tid + u * SNT, i0 = TILE * (tt % TILES_PER_DIM), j0 = TILE * (tt / TILES_PER_DIM);

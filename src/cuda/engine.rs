@@ -717,7 +717,10 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let rows = dims.rows();
         let capture_stream = Stream::new_owned(&dev)?;
-        let early_launch = dev.arch.0 >= 9 && std::env::var("BTCHOL_PDL").as_deref() != Ok("0");
+        // (Graph capture of such launches needs a 12.3 driver.)
+        let mut driver = 0;
+        let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
+        let early_launch = dev.arch.0 >= 9 && driver >= 12030 && std::env::var("BTCHOL_PDL").as_deref() != Ok("0");
         Ok(CudaEngine {
             capture_stream,
             diag: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU diagonal blocks")?,
