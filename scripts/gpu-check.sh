@@ -9,6 +9,10 @@
 #                                 tests against the bundled libbtchol.so, and a short benchmark;
 #                                 prints one summary line. Bench CSVs and logs.tgz (every step's
 #                                 log) go to $OUT (or .bundle/out).
+#   scripts/gpu-check.sh run tests|checks
+#                                 only the tests (warm-up, test binaries, Python binding), or only
+#                                 the sanitizers and benchmarks: the two halves in two device calls
+#                                 where the whole (~10 min on a fresh machine) nears a call's limit
 #
 # Device call (see README, contributing):  run(command="bash scripts/gpu-check.sh run", carry=[".bundle"])
 set -uo pipefail
@@ -36,7 +40,9 @@ for l in sys.stdin:
     exit 0
 fi
 
-[ "$mode" = run ] || { echo "usage: $0 bundle|run"; exit 2; }
+[ "$mode" = run ] || { echo "usage: $0 bundle|run [tests|checks]"; exit 2; }
+part=${2:-all}
+case $part in all|tests|checks) ;; *) echo "usage: $0 bundle|run [tests|checks]"; exit 2 ;; esac
 [ -d .bundle ] || { echo "no .bundle: run '$0 bundle' first and carry .bundle"; exit 2; }
 out=${OUT:-.bundle/out}; mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -58,6 +64,7 @@ step() { # step NAME CMD...: run, log to $logs, count
 
 # Warm the kernel cache once so the tests measure nothing but themselves.
 step kernels-warm .bundle/btchol kernels --warm
+if [ "$part" != checks ]; then
 for t in .bundle/tests/*; do
     step "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
 done
@@ -75,6 +82,8 @@ done
 # The Python binding against this build (CUDA tests, CuPy / PyTorch device arrays, 16-bit inputs).
 step python-binding env BTCHOL_LIB=$PWD/.bundle/libbtchol.so PYTHONPATH=$PWD/.bundle/pylib \
     python3 -m pytest -q -p no:cacheprovider bindings/python/tests
+fi
+if [ "$part" != tests ]; then
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"
@@ -98,6 +107,8 @@ step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 
     --mask-fraction 0.25 --csv "$out/bench-mask.csv"
 step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024,4096 \
     --batch 1 --nrhs 1 --csv "$out/bench-mixed.csv"
+fi
 echo
-echo "gpu-check on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"
+label=$([ "$part" = all ] || echo " ($part)")
+echo "gpu-check$label on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"
 [ "$fail" -eq 0 ]
