@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
 #pragma unroll
         for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
         const int boosted_before = nboost;
-        int f = potrf_panel_warp<1>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
+        int f = potrf_panel_warp<1, false, false>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
         if (f == PANEL_SUBNORMAL) {  // rare: the step again with the exact square root (small.cu rsqrt_pivot)
             nboost = boosted_before;
 #pragma unroll
@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
                     axpy_tail(a, lane < LD ? sX[lane + q * LD] : real(0), sX + q * LD, 0);
 #pragma unroll
             for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
-            f = potrf_panel_warp<1, true>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
+            f = potrf_panel_warp<1, true, false>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
         }
         if (f >= 0) {
             if (lane == 0) atomicMin(&fail[item], fail_key(0, i, f));

@@ -97,14 +97,18 @@ template <bool EXACT> __device__ __forceinline__ float rsqrt_pivot(float p) {
 // measured 1.5x slower at LD = 32: the compiler funnels them through one register pair, so each
 // shuffle waits for the previous one's FMA; bench/micro/potrf_panel.cu.) The next pivot comes from
 // lane j+1's own row (d ← a_{j+1,j+1} − l_{j+1,j}², the FMA of its trailing update, bit for bit) by
-// one shuffle, so the pivot chain does not pass through the shared column and its barrier.
+// one shuffle, so the pivot chain does not pass through the shared column and its barrier
+// (PIVOT_SHUFFLE: the nested-dissection levels, latency-bound, f64 n = 16, N = 1024 −12 %);
+// without PIVOT_SHUFFLE every lane forms it from the column it reads anyway, one instruction fewer
+// per column (the batches' per-item sequential factor, throughput-bound: +14 % with the shuffle
+// at B = 1024, n = 16; H100, bench/results/ab/README.md). Same bits either way.
 // No branch per column, so the compiler overlaps the next pivot's square root with this
 // column's update: a failing pivot is recorded and the sweep runs on with a harmless one (its
 // results are never used). Returns the first failing column, −1, or (without EXACT, see
 // rsqrt_pivot) PANEL_SUBNORMAL; warp-uniform. Pivot policy `thr`, `boost` (common.cuh), pivots
 // boosted before a failure added to `nboost` (warp-uniform). Rows of D beyond n are identity
 // padding, rows of C beyond n zero.
-template <int NX, bool EXACT = false>
+template <int NX, bool EXACT = false, bool PIVOT_SHUFFLE = true>
 __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD], int lane, real thr, real boost,
                                                 int& nboost, real* col) {
     real d = __shfl_sync(FULL_MASK, a[0], 0);
@@ -139,7 +143,9 @@ __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD]
                     lk[k] = cj[k];  // (odd LD, or an odd first k)
                 }
             }
-        if (j + 1 < LD) d = __shfl_sync(FULL_MASK, fma(-l, l, a[j + 1]), j + 1);  // (lane j+1's own row)
+        if (j + 1 < LD)
+            d = PIVOT_SHUFFLE ? __shfl_sync(FULL_MASK, fma(-l, l, a[j + 1]), j + 1)  // (lane j+1's own row)
+                              : fma(-lk[j + 1], lk[j + 1], __shfl_sync(FULL_MASK, a[j + 1], j + 1));
 #pragma unroll
         for (int k = j + 1; k < LD; ++k) {
             a[k] = fma(-l, lk[k], a[k]);
