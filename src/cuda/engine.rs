@@ -1230,8 +1230,8 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Runs a launch sequence on the plan's stream: replays its graph, capturing it on first use
-    /// (pointers are plan-owned and never change, so a graph stays valid for the plan's life and
-    /// across `set_stream`).
+    /// (the plan's own pointers never change, and a caller's are part of the sequence's key, so a
+    /// graph stays valid for the plan's life and across `set_stream`).
     fn run(&mut self, seq: Sequence) -> Result<()> {
         let Some(graphs) = self.graphs.as_ref() else { return self.enqueue(seq) };
         if !graphs.contains_key(&seq) {
