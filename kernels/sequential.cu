@@ -63,6 +63,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
 #pragma unroll
         for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
         const int boosted_before = nboost;
+        // (Pivot from the shared column, not by shuffle: this sweep is throughput-bound.)
         int f = potrf_panel_warp<1, false, false>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
         if (f == PANEL_SUBNORMAL) {  // rare: the step again with the exact square root (small.cu rsqrt_pivot)
             nboost = boosted_before;

@@ -513,20 +513,22 @@ enum Sequence {
     FactorMasked,
     /// Solve of the items the device mask selects.
     SolveMasked(usize),
-    /// A chunk of a solve of right-hand sides in device memory: pack from the caller's array,
+    /// A one-pass solve of right-hand sides in device memory: pack from the caller's array,
     /// solve, unpack into the caller's solution (the caller's pointers are part of the key, so a
-    /// graph is captured per distinct call; `MAX_DEVICE_SOLVE_GRAPHS` bounds how many are kept).
+    /// graph is captured per distinct caller array; `MAX_DEVICE_SOLVE_GRAPHS` bounds how many are
+    /// kept).
     SolveDevice(DeviceSolve),
 }
 
-/// The caller-side arguments of one chunk of `solve_device` (`Sequence::SolveDevice`).
+/// The caller-side arguments of one pass of `solve_device` (`Sequence::SolveDevice` when there
+/// is one pass).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct DeviceSolve {
-    /// Right-hand sides solved (columns col0 .. col0 + m of the caller's).
+    /// Right-hand sides solved in the pass (columns col0 .. col0 + m of the caller's).
     m: usize,
     col0: usize,
     format: SourceFormat,
-    /// The chunk's first element in the caller's b and x.
+    /// The pass's first element in the caller's b and x.
     src: u64,
     dst: u64,
     /// Row, column and item strides, in elements.
@@ -1337,14 +1339,28 @@ impl<T: Scalar> CudaEngine<T> {
         self.dev.bind()?;
         let (rs, cs) = Self::strides(&shape);
         let elem_in = if format == SourceFormat::Native { std::mem::size_of::<T>() } else { 2 };
-        let mut c0 = 0;
-        while c0 < shape.nrhs {
-            let m = self.max_nrhs.min(shape.nrhs - c0);
-            let src = b + (c0 * cs * elem_in) as u64;
-            let dst = x + (c0 * cs * std::mem::size_of::<T>()) as u64;
-            let strides = (rs, cs, shape.item_stride);
-            self.run(Sequence::SolveDevice(DeviceSolve { m, col0: c0, format, src, dst, strides }))?;
-            c0 += m;
+        let max_nrhs = self.max_nrhs;
+        let chunk = |c0: usize| DeviceSolve {
+            m: max_nrhs.min(shape.nrhs - c0),
+            col0: c0,
+            format,
+            src: b + (c0 * cs * elem_in) as u64,
+            dst: x + (c0 * cs * std::mem::size_of::<T>()) as u64,
+            strides: (rs, cs, shape.item_stride),
+        };
+        if shape.nrhs <= max_nrhs {
+            // One pass: reset, pack, solve and unpack are one graph for this caller array.
+            self.run(Sequence::SolveDevice(chunk(0)))?;
+        } else {
+            // Several passes: a graph per pass would crowd out the cache (each pass's pointers
+            // differ), so pack and unpack are launched around the shared solve graph.
+            self.fill_keys(&self.nonfinite)?;
+            for c0 in (0..shape.nrhs).step_by(max_nrhs) {
+                let ds = chunk(c0);
+                self.enqueue_pack(ds)?;
+                self.run(Sequence::Solve(ds.m))?;
+                self.enqueue_unpack(ds)?;
+            }
         }
         // One wait, after everything is queued: a non-finite value anywhere means no column of x
         // was written from then on (chunks solved before it are kept, as with host arrays).
@@ -1364,29 +1380,45 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
-    /// Queues one chunk of `solve_device`: the input checks' reset (first chunk only: the keys
-    /// gather every chunk's), pack, solve, unpack.
+    /// Queues a one-pass `solve_device`: the input checks' reset, pack, solve, unpack.
     fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
+        self.fill_keys(&self.nonfinite)?;
+        self.enqueue_pack(ds)?;
+        self.enqueue_solve(ds.m)?;
+        self.enqueue_unpack(ds)
+    }
+
+    /// Arguments shared by pack and unpack of a pass: (rows, m, row/column/item strides, item
+    /// extent, CTAs per item, grid), at one element per thread (each thread's load is then the
+    /// only memory latency it waits for).
+    fn rhs_copy_shape(&self, ds: &DeviceSolve) -> (i32, i32, i64, i64, i64, i64, i32, usize) {
         let d = self.dims;
-        let rows = d.rows() as i32;
-        let (y, fail, keys) = (self.rhs.ptr, self.fail.ptr, self.nonfinite.ptr);
-        // The input check's "any value non-finite" word after the per-item keys: the unpack kernel
-        // reads it on the device, so the check costs no wait between packing and solving.
-        let any = keys + 8 * (self.nonfinite.len() - 1) as u64;
-        if ds.col0 == 0 {
-            self.fill_keys(&self.nonfinite)?;
-        }
-        // One element per thread: each thread's load is then the only memory latency it waits for.
         let ctas = (d.rows() * ds.m).div_ceil(self.spec.threads).clamp(1, 4096);
         let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
-        let (mm, item_r, cpi, col0) = (ds.m as i32, (d.rows() * ds.m) as i64, ctas as i32, ds.col0 as i32);
-        let (src, dst) = (ds.src, ds.dst);
+        (d.rows() as i32, ds.m as i32, rs, cs, is_, (d.rows() * ds.m) as i64, ctas as i32, d.batch * ctas)
+    }
+
+    /// The input check's "any value non-finite" word after the per-item keys: the unpack kernel
+    /// reads it on the device, so the check costs no wait between packing and solving.
+    fn any_nonfinite_ptr(&self) -> u64 {
+        self.nonfinite.ptr + 8 * (self.nonfinite.len() - 1) as u64
+    }
+
+    /// Queues the caller's columns col0 .. col0 + m into the packed right-hand sides (checked).
+    fn enqueue_pack(&self, ds: DeviceSolve) -> Result<()> {
+        let (rows, mm, rs, cs, is_, item_r, cpi, grid) = self.rhs_copy_shape(&ds);
+        let (src, y, keys, col0, any) =
+            (ds.src, self.rhs.ptr, self.nonfinite.ptr, ds.col0 as i32, self.any_nonfinite_ptr());
         let mut a = args![src, y, rows, mm, rs, cs, is_, item_r, keys, cpi, col0, any];
-        unsafe { self.launch(&self.k.pack_rhs[ds.format as usize], d.batch * ctas, 0, &mut a)? };
-        self.enqueue_solve(ds.m)?;
-        let sol = self.solution_ptr();
+        unsafe { self.launch(&self.k.pack_rhs[ds.format as usize], grid, 0, &mut a) }
+    }
+
+    /// Queues the solution of a pass into the caller's columns (factored items, all inputs finite).
+    fn enqueue_unpack(&self, ds: DeviceSolve) -> Result<()> {
+        let (rows, mm, rs, cs, is_, item_r, cpi, grid) = self.rhs_copy_shape(&ds);
+        let (dst, sol, fail, any) = (ds.dst, self.solution_ptr(), self.fail.ptr, self.any_nonfinite_ptr());
         let mut a = args![dst, sol, rows, mm, rs, cs, is_, item_r, fail, cpi, any];
-        unsafe { self.launch(&self.k.unpack_rhs, d.batch * ctas, 0, &mut a) }
+        unsafe { self.launch(&self.k.unpack_rhs, grid, 0, &mut a) }
     }
 
     pub fn logdet(&mut self, out: &mut [f64]) -> Result<()> {
