@@ -805,34 +805,47 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
     }
 }
 // The deep levels of a solve in one launch on a thread-block cluster per item (sm_90): the forward
-// levels of the tail in order, then their backward levels in reverse, one phase each, separated by
-// cluster barriers instead of kernel boundaries. A level's records are dealt round-robin to the
-// cluster's CTAs; in a CTA a forward record takes two warps (one per elimination, z_e = L_e⁻¹·y_e
-// and u_e = X_{a,e}·z_e, then y_a −= u_0 + u_1 after a barrier of the compute warps) and a
-// backward record one warp (x_e = L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s)). The factor's blocks do not
-// change during a solve, so a producer warp stages each CTA's blocks into a shared-memory ring
-// with bulk copies ahead of use — all at once where they fit — and a phase waits only for its own
-// blocks (one mbarrier per phase) and for the right-hand sides of the phase before (global memory
-// through L2: other CTAs wrote them).
+// levels of the tail in order, then their backward levels in reverse, one phase each. A level's
+// records are dealt round-robin to the cluster's CTAs; in a CTA a forward record takes two warps
+// (one per elimination, z_e = L_e⁻¹·y_e and u_e = X_{a,e}·z_e, then y_a −= u_0 + u_1 after a
+// barrier of the compute warps) and a backward record one warp (x_e = L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s)).
 //
-// Each CTA runs a program the host compiles from the schedule's records (engine.rs
-// `cluster_solve_plan`), copied to shared memory first so that no phase waits on a chain of
-// dependent loads of records: for rank r at plan[plan[r]] .. plan[plan[r + 1]],
+// No cluster-wide barrier between phases: the right-hand sides live in the CTAs' shared memory,
+// and a vector is pushed, as soon as it is computed, into the shared memory of each CTA that
+// reads it next (st.async), counted on that CTA's mbarrier of the phase that reads it. A phase
+// waits on its own mbarrier only: for its vectors, and for the factor's blocks, which a producer
+// warp stages into a shared-memory ring with bulk copies ahead of use (all at once where they
+// fit). (A cluster barrier with release/acquire is a GPU-scope fence, ~730 ns a phase on the
+// H100, and the vectors' round trip through L2 came on top; bench/micro/cluster_phase.cu.) Only
+// the first values of the tail's right-hand sides come from global memory, loaded at the start,
+// and only the solutions x_e go back to it.
+//
+// Each CTA runs a program the host compiles from the schedule's records (src/cuda/cluster.rs,
+// which also proves the data flow race-free), copied to shared memory first so that no phase
+// waits on a chain of dependent loads of records: for rank r at plan[plan[r]] .. plan[plan[r + 1]],
 //   [units' start per phase, and the end][first list index per phase, and the end]
-//   [the blocks it reads in order of use: (code, phase), code ≥ 0 a diagonal block of L⁻¹,
-//    −1 − s coupling slot s][units, CL_UNIT ints each:
-//    forward  a, n_elim, then per elimination: block, owned, coupling slot to a (−1: a < 0), q
-//    backward block, n_couplings, q, then per coupling: slot, survivor]
+//   [vectors received per phase (each m columns of LD elements)][n_init][n_init × (slot, block):
+//    vectors loaded from y at the start][the blocks it reads in order of use: (code, phase),
+//    code ≥ 0 a diagonal block of L⁻¹, −1 − s coupling slot s][units, CL_UNIT ints each][sends]
+//   forward unit   a, n_elim, slot of y_a, first send of y_a, its sends, then per elimination:
+//                  slot of y_e, coupling slot to a (−1: a < 0), q, send of z_e (−1: not owned)
+//   backward unit  block e, n_couplings, q, slot of z_e, first send of x_e, its sends, then per
+//                  coupling: slot, slot of the survivor's x_s
+//   send           CTA rank | phase << 5 | slot << 11: where a vector goes and which phase reads it
 // where q is the list index of the unit's (elimination's) first block; its couplings follow.
 // Block q sits in ring slot q mod K and is copied once every block of a phase before q − K's has
-// been used (the host sizes the tail so that no CTA reads more than K blocks in one phase).
+// been used (the host sizes the tail so that no CTA reads more than K blocks in one phase). A
+// vector slot s holds m columns of LD elements (rows past n zero) at vecs + s·m·LD.
 #define CL_WARPS (SNT / 32)         // compute warps per CTA
 #define CL_PAIRS (CL_WARPS / 2)     // forward records per round
 #define CL_THREADS (SNT + 32)      // and the producer warp
 #define CL_MAX_PHASES 64
-#define CL_UNIT 10
+#define CL_UNIT 13
+#define CL_SEND_RANK(s) ((s) & 31)
+#define CL_SEND_PHASE(s) (((s) >> 5) & 63)
+#define CL_SEND_SLOT(s) ((s) >> 11)
 #define CL_VEC_OFFSET (CL_MAX_PHASES * 8)
-#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * 3 * LD * (int)sizeof(real))
+#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * 2 * LD * (int)sizeof(real))
 // A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
 __device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
 
@@ -856,52 +869,86 @@ __device__ __forceinline__ real warp_matvec(const real* A, const real* v, int n,
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
+#if __CUDA_ARCH__ >= 900 && LD == 32
+// Lane i's element of column c of a vector to every CTA in `sends` (count of them): into the
+// same slot offset of the receiver's shared memory, counted on its mbarrier of the reading phase.
+__device__ __forceinline__ void send_vector(real v, const int* sends, int count, int c, int m, const real* vecs,
+                                            const unsigned long long* bars, int lane) {
+    for (int k = 0; k < count; ++k) {
+        const int s = sends[k];
+        const unsigned rank = CL_SEND_RANK(s);
+        const unsigned at = smem_addr(vecs + ((long long)CL_SEND_SLOT(s) * m + c) * LD + lane);
+        store_async(cluster_map(at, rank), v, cluster_map(smem_addr(&bars[CL_SEND_PHASE(s)]), rank));
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
-    const real* linv, const real* xslots, real* y, real* z, const int* plan, int n_phases, int prog_ints,
-    int ring_slots, int n, int m, int rows, long long item_diag, long long item_slots, long long item_rhs,
-    const unsigned long long* fail) {
-#if __CUDA_ARCH__ >= 900
+    const real* linv, const real* xslots, const real* y, real* z, const int* plan, int n_phases, int prog_ints,
+    int vec_slots, int ring_slots, int n, int m, int rows, long long item_diag, long long item_slots,
+    long long item_rhs, const unsigned long long* fail) {
+#if __CUDA_ARCH__ >= 900 && LD == 32  // (one lane per row: the host plans clusters for LD = 32 only)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
     int* prog = reinterpret_cast<int*>(smem_raw + CL_PROG_OFFSET);
-    real* ring = reinterpret_cast<real*>(smem_raw + (CL_PROG_OFFSET + 4 * prog_ints + 127) / 128 * 128);
+    // (jit.rs cluster_solve_smem_bytes: the same offsets)
+    const int vec_offset = (CL_PROG_OFFSET + 4 * prog_ints + 15) / 16 * 16;
+    real* vecs = reinterpret_cast<real*>(smem_raw + vec_offset);
+    real* ring = reinterpret_cast<real*>(smem_raw + (vec_offset + vec_slots * m * LD * (int)sizeof(real) + 127) / 128 * 128);
     const int rank = (int)cluster_rank(), csize = (int)cluster_size();
     const int item = blockIdx.x / csize;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     // The program and the barriers depend on nothing a previous kernel writes: set up before the
-    // wait, while that kernel runs.
-    if (threadIdx.x == 0) {
-        for (int p = 0; p < n_phases; ++p) mbar_init(&bars[p], 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
+    // wait, while that kernel runs. Each phase's barrier expects the producer's arrival, the bytes
+    // of its bulk copies (added as they are issued) and those of the vectors it receives; the
+    // cluster meets once so that no CTA sends to a barrier not yet initialised.
     const int prog_begin = plan[rank], prog_len = plan[rank + 1] - prog_begin;
     for (int k = threadIdx.x; k < prog_len; k += CL_THREADS) prog[k] = plan[prog_begin + k];
-    wait_for_previous_kernel();
-    if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item)
     __syncthreads();
     const int* unit_start = prog;
     const int* first_q = prog + n_phases + 1;
-    const int* stage = first_q + n_phases + 1;
+    const int* received = first_q + n_phases + 1;
+    const int n_init = received[n_phases];
+    const int* init = received + n_phases + 1;
+    const int* stage = init + 2 * n_init;
     const int n_stage = first_q[n_phases];
     const int* units = stage + 2 * n_stage;
+    const int* sends = units + CL_UNIT * unit_start[n_phases];
+    if (threadIdx.x == 0) {
+        for (int p = 0; p < n_phases; ++p) {
+            mbar_init(&bars[p], 1);
+            if (received[p] > 0) mbar_expect_tx(&bars[p], (unsigned)(received[p] * m * LD * sizeof(real)));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_barrier_relaxed();
+    wait_for_previous_kernel();
+    if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item; nothing was sent)
     const real* linv_item = linv + item * item_diag;
     const real* x_item = xslots + item * item_slots;
-    real* yb = y + item * item_rhs;
+    const real* yb = y + item * item_rhs;
     real* zb = z + item * item_rhs;
-    // This warp's vectors: the input of its first product, the input of its second, its update.
-    real* vin = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 3 * LD * (warp < CL_WARPS ? warp : 0);
-    real* vz = vin + LD;
+    // The tail's right-hand sides as the earlier levels left them, where this CTA reads them first.
+    for (int idx = threadIdx.x; idx < n_init * m * LD; idx += CL_THREADS) {
+        const int i = idx % LD, c = idx / LD % m, v = idx / (LD * m);
+        vecs[((long long)init[2 * v] * m + c) * LD + i] =
+            i < n ? __ldcg(yb + (long long)init[2 * v + 1] * n + (long long)c * rows + i) : real(0);
+    }
+    __syncthreads();
+    // This warp's vectors: the output of its first product, and of its second.
+    real* vz = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 2 * LD * (warp < CL_WARPS ? warp : 0);
     real* vu = vz + LD;
+#define CL_VEC(slot, c) (vecs + ((long long)(slot) * m + (c)) * LD)
+#define CL_BLOCK(q) (ring + (long long)((q) % ring_slots) * BS)
     const int n_tail = n_phases / 2;
     int issued = 0;  // (producer lane)
     for (int ph = 0; ph < n_phases; ++ph) {
         const int window_end = first_q[ph] + ring_slots;  // blocks staged by now
-#define CL_BLOCK(q) (ring + (long long)((q) % ring_slots) * BS)
         const int u0 = unit_start[ph], mine = unit_start[ph + 1] - u0;
         if (warp == CL_WARPS) {
             if (lane == 0) {
                 // (The ring slots refilled now were last read by the generic proxy before the
-                // cluster barrier; bulk copies write through the async proxy.)
+                // CTA barrier; bulk copies write through the async proxy.)
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                 for (; issued < n_stage && issued < window_end; ++issued) {
                     const int code = stage[2 * issued], p = stage[2 * issued + 1];
@@ -920,59 +967,48 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 const int* u = j < mine ? units + CL_UNIT * (u0 + j) : nullptr;
                 const int a = u ? u[0] : -1;
                 const bool busy = u != nullptr && g < u[1];
-                const int* e = busy ? u + 2 + 4 * g : nullptr;  // block, owned, coupling slot, q
+                const int* e = busy ? u + 5 + 4 * g : nullptr;  // slot of y_e, coupling slot, q, send of z_e
+                const bool combine = busy && g == 0 && a >= 0;
                 for (int c = 0; c < m; ++c) {
-                    const long long ao = (long long)a * n + (long long)c * rows + lane;
-                    const bool combine = busy && g == 0 && a >= 0 && lane < n;
-                    const real ya = combine ? __ldcg(yb + ao) : real(0);  // (read early: off the chain)
+                    const real ya = combine ? CL_VEC(u[2], c)[lane] : real(0);
                     if (busy) {
-                        const long long eo = (long long)e[0] * n + (long long)c * rows;
-                        if (lane < LD) vin[lane] = lane < n ? __ldcg(yb + eo + lane) : real(0);
+                        const real zv = warp_matvec<false, true>(CL_BLOCK(e[2]), CL_VEC(e[0], c), n, lane);
+                        vz[lane] = zv;
+                        if (e[3] >= 0) send_vector(zv, e + 3, 1, c, m, vecs, bars, lane);
                         __syncwarp();
-                        const real zv = warp_matvec<false, true>(CL_BLOCK(e[3]), vin, n, lane);
-                        if (lane < LD) vz[lane] = zv;
-                        if (e[1] && lane < n) __stcg(zb + eo + lane, zv);
-                        __syncwarp();
-                        if (a >= 0) {
-                            const real uv = warp_matvec<false, false>(CL_BLOCK(e[3] + 1), vz, n, lane);
-                            if (lane < LD) vu[lane] = uv;
-                        }
+                        if (a >= 0) vu[lane] = warp_matvec<false, false>(CL_BLOCK(e[2] + 1), vz, n, lane);
                     }
                     compute_warps_sync();
-                    if (combine) __stcg(yb + ao, ya - (u[1] > 1 ? vu[lane] + vu[3 * LD + lane] : vu[lane]));  // (+ warp + 1's)
+                    if (combine) {
+                        const real yn = ya - (u[1] > 1 ? vu[lane] + vu[2 * LD + lane] : vu[lane]);  // (+ warp + 1's)
+                        send_vector(yn, sends + u[3], u[4], c, m, vecs, bars, lane);
+                    }
                     if (rd + 1 < rounds || c + 1 < m) compute_warps_sync();  // (vectors reused)
                 }
             }
         } else {
             if (warp < mine) mbar_wait(&bars[ph], 0);
             for (int j = warp; j < mine; j += CL_WARPS) {
-                const int* u = units + CL_UNIT * (u0 + j);  // block, n_couplings, q, (slot, survivor) × 2
+                const int* u = units + CL_UNIT * (u0 + j);  // see the program's format above
                 const int ncpl = u[1], q = u[2];
                 for (int c = 0; c < m; ++c) {
-                    const long long eo = (long long)u[0] * n + (long long)c * rows;
-                    real v = lane < n ? __ldcg(zb + eo + lane) : real(0);
-                    // The survivors' solutions, both loads in flight together (vin, vu).
+                    real v = CL_VEC(u[3], c)[lane];
                     for (int cc = 0; cc < ncpl; ++cc)
-                        if (lane < LD)
-                            (cc ? vu : vin)[lane] =
-                                lane < n ? __ldcg(zb + (long long)u[4 + 2 * cc] * n + (long long)c * rows + lane) : real(0);
-                    __syncwarp();
-                    for (int cc = 0; cc < ncpl; ++cc)
-                        v -= warp_matvec<true, false>(CL_BLOCK(q + 1 + cc), cc ? vu : vin, n, lane);
-                    if (lane < LD) vz[lane] = v;
+                        v -= warp_matvec<true, false>(CL_BLOCK(q + 1 + cc), CL_VEC(u[7 + 2 * cc], c), n, lane);
+                    vz[lane] = v;
                     __syncwarp();
                     const real x = warp_matvec<true, true>(CL_BLOCK(q), vz, n, lane);
-                    if (lane < n) __stcg(zb + eo + lane, x);
+                    if (lane < n) __stcg(zb + (long long)u[0] * n + (long long)c * rows + lane, x);
+                    send_vector(x, sends + u[4], u[5], c, m, vecs, bars, lane);
                     __syncwarp();
                 }
             }
         }
-        __syncwarp();
-        // The root's forward and backward phases are one warp's (rank 0, warp 0), back to back:
-        // between them only this CTA's producer must wait before refilling the ring.
-        if (ph == n_tail - 1) __syncthreads();
-        else cluster_barrier();
+        __syncthreads();  // (this phase's ring slots are free for the producer)
     }
+    // No CTA leaves while another may still push vectors into its shared memory.
+    cluster_barrier_relaxed();
+#undef CL_VEC
 #undef CL_BLOCK
 #endif
 }

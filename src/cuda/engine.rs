@@ -11,9 +11,10 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
+use super::cluster::{ClusterLaunch, ClusterSolve};
 use super::jit::{
-    self, KernelSpec, CLUSTER_MAX_PHASES, CLUSTER_THREADS, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE,
-    SEQ_MAX_BLOCK_SIZE, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
+    self, KernelSpec, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS,
+    SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
@@ -24,7 +25,7 @@ use crate::schedule::Schedule;
 
 const NO_FAILURE: u64 = u64::MAX;
 /// Schedule record width (kernels/common.cuh `REC`).
-const REC: usize = 8;
+pub(super) const REC: usize = 8;
 
 struct Kernels {
     factor_eliminate: CudaFunction,
@@ -63,15 +64,15 @@ pub enum GpuAlgorithm {
 
 /// Where each level's records start in the record table.
 #[derive(Clone, Copy, Debug)]
-struct LevelRecords {
-    elim_offset: usize,
-    n_elim: usize,
+pub(super) struct LevelRecords {
+    pub(super) elim_offset: usize,
+    pub(super) n_elim: usize,
     update_offset: usize,
     n_update: usize,
 }
 
 /// The schedule as the kernels read it: 8 int32 per elimination and per update.
-fn schedule_records(s: &Schedule) -> (Vec<i32>, Vec<LevelRecords>) {
+pub(super) fn schedule_records(s: &Schedule) -> (Vec<i32>, Vec<LevelRecords>) {
     let mut recs = Vec::new();
     let mut levels = Vec::new();
     for level in s.levels() {
@@ -116,14 +117,14 @@ fn schedule_records(s: &Schedule) -> (Vec<i32>, Vec<LevelRecords>) {
 }
 
 /// Level-CTA record width (kernels/small.cu `LREC`).
-const LREC: usize = 18;
+pub(super) const LREC: usize = 18;
 
 /// The small-block kernels' records (kernels/small.cu): per level, one CTA per Schur update, which
 /// eliminates the update's one or two source blocks itself, plus one CTA per elimination that no
 /// update touches (a level's only block). Every elimination is owned, i.e. written, by exactly one
 /// CTA: the one of its last survivor (or its own). Returns the records and, per level, the
 /// (first record, record count).
-fn level_cta_records(s: &Schedule) -> (Vec<i32>, Vec<(usize, usize)>) {
+pub(super) fn level_cta_records(s: &Schedule) -> (Vec<i32>, Vec<(usize, usize)>) {
     let mut recs = Vec::new();
     let mut levels = Vec::new();
     for level in s.levels() {
@@ -188,7 +189,7 @@ struct SmallPath<T> {
     /// The deep levels' forward and backward substitution in one launch (see `solve_tail`).
     solve_tail: CudaFunction,
     /// The deep levels on a cluster per item instead (sm_90, blocks padded to 32; `None`
-    /// elsewhere: see `CLUSTER_MIN_LD`).
+    /// elsewhere: see cluster.rs).
     cluster: Option<ClusterSolve>,
     /// First level of the merged tail (see `solve_tail`) and its table.
     tail_from: usize,
@@ -204,98 +205,9 @@ struct SmallPath<T> {
     z: DeviceBuffer<T>,
 }
 
-/// The deep levels of the solve on a thread-block cluster per item (kernels/small.cu
-/// `btchol_solve_cluster_small`; `cluster_shape`, `cluster_solve_plan`).
-struct ClusterSolve {
-    func: CudaFunction,
-    /// First level it takes.
-    from: usize,
-    launch: KernelLaunch,
-    ring_slots: usize,
-    /// The ranks' programs (`ClusterPlan::table`) and the longest one's length.
-    plan: DeviceBuffer<i32>,
-    prog_ints: usize,
-}
-
-impl ClusterSolve {
-    /// The cluster solve of a plan, where the device has clusters (sm_90+) and a block is a whole
-    /// number of 16-byte bulk copies: the cluster of `cluster_shape`, doubled where that lets each
-    /// CTA stage all its blocks at once and halved where the device cannot place it, on the
-    /// deepest levels whose phases each fit a CTA's shared memory.
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        dev: &Device,
-        spec: &KernelSpec,
-        func: CudaFunction,
-        batch: usize,
-        lrecs: &[i32],
-        erecs: &[i32],
-        cta_levels: &[(usize, usize)],
-        levels: &[LevelRecords],
-    ) -> Result<Option<ClusterSolve>> {
-        let block_bytes = spec.ld * spec.ld * spec.dtype.size_bytes();
-        let enabled = match std::env::var("BTCHOL_SOLVE_CLUSTER").as_deref() {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => spec.ld >= CLUSTER_MIN_LD,
-        };
-        if dev.arch.0 < 9 || block_bytes % 16 != 0 || !enabled {
-            return Ok(None);
-        }
-        let (mut from, mut size) = cluster_shape(batch, dev.sm_count, cta_levels, levels);
-        let mut cap = CLUSTER_MAX_SIZE; // (lowered where the device cannot place a cluster)
-        let nonportable = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
-        unsafe { result::function::set_function_attribute(func.cu_function(), nonportable, 1) }
-            .map_err(|e| cuda_err("allowing large clusters", e))?;
-        loop {
-            let plan = cluster_solve_plan(lrecs, erecs, cta_levels, levels, from, size);
-            let ring_offset = spec.cluster_ring_offset(plan.prog_ints);
-            let budget = dev.smem_optin.saturating_sub(ring_offset) / block_bytes;
-            if plan.widest > budget {
-                // A phase's blocks must fit the ring at once: leave the widest level to its launches.
-                if from + 1 == levels.len() {
-                    return Ok(None);
-                }
-                from += 1;
-                continue;
-            }
-            if plan.longest > budget && 2 * size <= cap && batch * 2 * size <= dev.sm_count {
-                // More CTAs, so that each stages all its blocks at once (no refills mid-solve).
-                size *= 2;
-                continue;
-            }
-            let ring_slots = plan.longest.clamp(1, budget);
-            let smem = ring_offset + ring_slots * block_bytes;
-            opt_in_shared_memory(&func, smem)?;
-            let launch =
-                KernelLaunch { grid: batch * size, threads: CLUSTER_THREADS, smem, cluster: size, early: false };
-            if launch.max_active(&func)? == 0 {
-                if size == 1 {
-                    return Ok(None);
-                }
-                (size, cap) = (size / 2, size / 2);
-                continue;
-            }
-            let upload = |v: &[i32]| -> Result<DeviceBuffer<i32>> {
-                let buf = DeviceBuffer::<i32>::zeroed(dev, v.len(), "cluster solve plan")?;
-                unsafe { result::memcpy_htod_sync(buf.ptr, v) }.map_err(|e| cuda_err("uploading the schedule", e))?;
-                Ok(buf)
-            };
-            return Ok(Some(ClusterSolve {
-                func,
-                from,
-                launch,
-                ring_slots,
-                plan: upload(&plan.table)?,
-                prog_ints: plan.prog_ints,
-            }));
-        }
-    }
-}
-
 /// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
 /// with dynamic shared memory, since its static shared memory counts against the same limit).
-fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
+pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
     unsafe {
         result::function::set_function_attribute(
             func.cu_function(),
@@ -332,145 +244,6 @@ fn tail_table(cta_levels: &[(usize, usize)], levels: &[LevelRecords], from: usiz
         .flat_map(|l| [cta_levels[l].0, cta_levels[l].1, levels[l].elim_offset, levels[l].n_elim])
         .map(|v| v as i32)
         .collect()
-}
-
-/// Compute warps per CTA of the cluster solve, and the forward records a CTA takes per round (a
-/// warp per elimination): kernels/small.cu `CL_WARPS`, `CL_PAIRS`.
-const CLUSTER_WARPS: usize = SMALL_THREADS / 32;
-const CLUSTER_PAIRS: usize = CLUSTER_WARPS / 2;
-/// Largest cluster (non-portable on the H100, where 16 is the hardware limit).
-const CLUSTER_MAX_SIZE: usize = 16;
-/// Rounds of records a CTA may take in one level of the cluster solve; wider levels keep their
-/// own launches (they have blocks enough for the whole device).
-const CLUSTER_MAX_ROUNDS: usize = 2;
-/// Padded block size from which plans use the cluster solve. Measured on the H100 against the
-/// per-level launches and the one-CTA tail (2026-11-24, `BTCHOL_SOLVE_CLUSTER=0/1`, solve µs,
-/// bench/results/ab/README.md): ld = 32 is 2–13 % faster (f64 n = 32, N = 64 / 1024 / 16384:
-/// 66.7 → 63.1, 134.9 → 117.4, 560 → 547; f32 n = 32 −2…−9 %); ld = 24 even; ld ≤ 16 7–13 %
-/// slower (f64 n = 8 / 16, N = 1024: 82.8 → 91.5, 87.3 → 96.8), where a level's own work is
-/// shorter than a phase's fixed cost (the cluster barrier's release fence, the right-hand sides'
-/// round trip through L2). `BTCHOL_SOLVE_CLUSTER=0|1` overrides the rule (kernel development).
-const CLUSTER_MIN_LD: usize = 32;
-/// Right-hand sides up to which the solve uses the cluster kernel (it runs the columns one
-/// after the other; many columns are better spread over the per-level launches' warps).
-const CLUSTER_MAX_NRHS: usize = 8;
-
-/// Which levels the cluster solve takes and on how many CTAs per item: `size` is the largest
-/// power of two ≤ 16 with `batch · size` ≤ SMs (one cluster per item, all resident); the tail is
-/// every level from the first after which no level needs more than [`CLUSTER_MAX_ROUNDS`] rounds
-/// on that many CTAs; then the cluster shrinks to what the widest tail level uses in one round.
-/// Returns (first level, CTAs per cluster).
-fn cluster_shape(
-    batch: usize,
-    sm_count: usize,
-    cta_levels: &[(usize, usize)],
-    levels: &[LevelRecords],
-) -> (usize, usize) {
-    let mut size = 1;
-    while 2 * size <= CLUSTER_MAX_SIZE && batch * 2 * size <= sm_count {
-        size *= 2;
-    }
-    let rounds = |l: usize, size: usize| {
-        cta_levels[l].1.div_ceil(size * CLUSTER_PAIRS).max(levels[l].n_elim.div_ceil(size * CLUSTER_WARPS))
-    };
-    let mut from = levels.len();
-    while from > 0 && rounds(from - 1, size) <= CLUSTER_MAX_ROUNDS && levels.len() - from < CLUSTER_MAX_PHASES / 2 {
-        from -= 1;
-    }
-    while size > 1 && (from..levels.len()).all(|l| rounds(l, size / 2) <= 1) {
-        size /= 2;
-    }
-    (from, size)
-}
-
-/// Ints per unit of a cluster-solve program (kernels/small.cu `CL_UNIT`).
-const CLUSTER_UNIT: usize = 10;
-
-/// The cluster solve's programs (kernels/small.cu `btchol_solve_cluster_small`, which documents the
-/// format), one per rank, compiled from the records the per-level kernels read.
-#[derive(Debug)]
-struct ClusterPlan {
-    /// [program start per rank, and the end (indices into `table`)][programs].
-    table: Vec<i32>,
-    /// The longest block list (ring slots that stage everything), the most blocks a rank reads
-    /// in one phase (ring slots the kernel needs), and the longest program (ints).
-    longest: usize,
-    widest: usize,
-    prog_ints: usize,
-}
-
-/// Compiles the programs of the tail `from..` on clusters of `size` CTAs: a level's records go
-/// round-robin to the ranks (record w to rank w mod size); a forward unit reads each
-/// elimination's L⁻¹ and, where the record updates a survivor, its coupling to it; a backward
-/// unit L⁻¹ and the couplings to every survivor, in that order.
-fn cluster_solve_plan(
-    lrecs: &[i32],
-    erecs: &[i32],
-    cta_levels: &[(usize, usize)],
-    levels: &[LevelRecords],
-    from: usize,
-    size: usize,
-) -> ClusterPlan {
-    let tail: Vec<usize> = (from..levels.len()).collect();
-    let n_phases = 2 * tail.len();
-    let mut programs = Vec::new();
-    for rank in 0..size {
-        let (mut unit_start, mut first, mut list, mut units) = (Vec::new(), Vec::new(), Vec::<i32>::new(), Vec::new());
-        for ph in 0..n_phases {
-            unit_start.push((units.len() / CLUSTER_UNIT) as i32);
-            first.push((list.len() / 2) as i32);
-            let p = ph as i32;
-            if ph < tail.len() {
-                let (f, count) = cta_levels[tail[ph]];
-                for w in (rank..count).step_by(size) {
-                    let r = &lrecs[(f + w) * LREC..][..LREC];
-                    units.extend_from_slice(&r[..2]);
-                    for g in 0..2 {
-                        if g >= r[1] as usize {
-                            units.extend_from_slice(&[-1; 4]);
-                            continue;
-                        }
-                        let e = &r[2 + 8 * g..][..8];
-                        let slot = if r[0] >= 0 { e[2 + e[7] as usize] } else { -1 };
-                        units.extend_from_slice(&[e[0], e[6], slot, (list.len() / 2) as i32]);
-                        list.extend_from_slice(&[e[0], p]);
-                        if r[0] >= 0 {
-                            list.extend_from_slice(&[-1 - slot, p]);
-                        }
-                    }
-                }
-            } else {
-                let lr = levels[tail[n_phases - 1 - ph]];
-                for w in (rank..lr.n_elim).step_by(size) {
-                    let r = &erecs[(lr.elim_offset + w) * REC..][..REC];
-                    units.extend_from_slice(&[r[0], r[7], (list.len() / 2) as i32, r[1], r[2], r[3], r[4], -1, -1, -1]);
-                    list.extend_from_slice(&[r[0], p]);
-                    for cc in 0..r[7] as usize {
-                        list.extend_from_slice(&[-1 - r[1 + 2 * cc], p]);
-                    }
-                }
-            }
-        }
-        unit_start.push((units.len() / CLUSTER_UNIT) as i32);
-        first.push((list.len() / 2) as i32);
-        programs.push([unit_start, first, list, units].concat());
-    }
-    let longest = programs.iter().map(|p| p[2 * n_phases + 1] as usize).max().unwrap_or(0);
-    let widest = programs
-        .iter()
-        .flat_map(|p| p[n_phases + 1..2 * n_phases + 2].windows(2).map(|w| (w[1] - w[0]) as usize))
-        .max()
-        .unwrap_or(0);
-    let prog_ints = programs.iter().map(Vec::len).max().unwrap_or(0);
-    let mut table = Vec::with_capacity(size + 1 + programs.iter().map(Vec::len).sum::<usize>());
-    let mut at = size + 1;
-    for p in &programs {
-        table.push(at as i32);
-        at += p.len();
-    }
-    table.push(at as i32);
-    programs.iter().for_each(|p| table.extend_from_slice(p));
-    ClusterPlan { table, longest, widest, prog_ints }
 }
 
 /// CTAs from which a factor level uses the wide kernel (groups of 128 threads per elimination)
@@ -1133,16 +906,17 @@ impl<T: Scalar> CudaEngine<T> {
         self.enqueue_backward(m, tail_from)
     }
 
-    /// The cluster solve, where the plan has one and it takes `m` right-hand sides.
-    fn cluster_solve(&self, m: usize) -> Option<&ClusterSolve> {
-        self.small.as_ref().and_then(|sp| sp.cluster.as_ref()).filter(|_| m <= CLUSTER_MAX_NRHS)
+    /// The cluster solve and its launch, where the plan has one and it takes `m` right-hand sides.
+    fn cluster_solve(&self, m: usize) -> Option<(&ClusterSolve, ClusterLaunch)> {
+        let cl = self.small.as_ref()?.cluster.as_ref()?;
+        Some((cl, cl.launch_for(m, self.dims.batch, self.early_launch)?))
     }
 
     /// First level of the merged deep-level solve of `m` right-hand sides (the number of levels
     /// when there is none).
     fn tail_from(&self, m: usize) -> usize {
         match self.cluster_solve(m) {
-            Some(cl) => cl.from,
+            Some((cl, _)) => cl.from,
             None => self.small.as_ref().map_or(self.levels.len(), |sp| sp.tail_from),
         }
     }
@@ -1155,13 +929,14 @@ impl<T: Scalar> CudaEngine<T> {
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
-        if let Some(cl) = self.cluster_solve(m) {
+        if let Some((cl, cfg)) = self.cluster_solve(m) {
             let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
-            let (prog_ints, ring) = (cl.prog_ints as i32, cl.ring_slots as i32);
-            let mut a =
-                args![linv, xslots, y, z, plan, n_phases, prog_ints, ring, n, mm, rows, item_d, item_s, item_r, fail];
-            let launch = KernelLaunch { early: self.early_launch, ..cl.launch };
-            return unsafe { launch.launch(&cl.func, self.stream.raw, &mut a) };
+            let (prog_ints, vec_slots, ring) = (cl.prog_ints as i32, cl.vec_slots as i32, cfg.ring_slots as i32);
+            let mut a = args![
+                linv, xslots, y, z, plan, n_phases, prog_ints, vec_slots, ring, n, mm, rows, item_d, item_s, item_r,
+                fail
+            ];
+            return unsafe { cfg.launch.launch(&cl.func, self.stream.raw, &mut a) };
         }
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;
@@ -1500,101 +1275,6 @@ mod tests {
                         assert_eq!(x[0], block as i32);
                         assert_eq!(x[2 + x[7] as usize], slot as i32, "the update reads its own coupling");
                     }
-                }
-            }
-        }
-    }
-
-    /// The cluster solve's plan lists, per rank and phase, exactly the blocks its records read,
-    /// at the list positions the kernel derives (kernels/small.cu btchol_solve_cluster_small):
-    /// L⁻¹ of each elimination and its coupling to the record's survivor (forward), L⁻¹ and the
-    /// couplings to every survivor (backward); and its shape keeps the tail narrow and resident.
-    #[test]
-    fn cluster_solve_plan_lists_what_each_rank_reads() {
-        for nb in (1..=40).chain([63, 64, 65, 127, 128, 1000, 1024, 4097, 16384]) {
-            let s = Schedule::new(nb);
-            let (lrecs, cta_levels) = level_cta_records(&s);
-            let (erecs, levels) = schedule_records(&s);
-            for (batch, sms) in [(1, 132), (3, 132), (64, 132), (1024, 132), (1, 16)] {
-                let (from, size) = cluster_shape(batch, sms, &cta_levels, &levels);
-                assert!(size.is_power_of_two() && size <= CLUSTER_MAX_SIZE && (size == 1 || batch * size <= sms));
-                assert!(from < levels.len() && levels.len() - from <= CLUSTER_MAX_PHASES / 2, "N={nb}");
-                for l in from..levels.len() {
-                    assert!(cta_levels[l].1 <= CLUSTER_MAX_ROUNDS * size * CLUSTER_PAIRS, "N={nb} level {l}");
-                    assert!(levels[l].n_elim <= CLUSTER_MAX_ROUNDS * size * CLUSTER_WARPS, "N={nb} level {l}");
-                }
-                if nb <= 64 && batch == 1 && sms == 132 {
-                    assert_eq!(from, 0, "N={nb}: a short system solves in one cluster launch");
-                }
-                // The root's two phases run without a cluster barrier between them: one unit each,
-                // both rank 0's first (the kernel's warp 0).
-                let root = levels.len() - 1;
-                assert_eq!((cta_levels[root].1, levels[root].n_elim, lrecs[cta_levels[root].0 * LREC]), (1, 1, -1));
-                let plan = cluster_solve_plan(&lrecs, &erecs, &cta_levels, &levels, from, size);
-                let (t, n_phases) = (&plan.table, 2 * (levels.len() - from));
-                // Each rank's program decoded as the kernel reads it: (phase, unit) → the blocks
-                // (code) it reads at list indices q, q + 1, ...
-                let mut seen_f = vec![0; lrecs.len() / LREC];
-                let mut seen_b = vec![0; erecs.len() / REC];
-                for rank in 0..size {
-                    let prog = &t[t[rank] as usize..t[rank + 1] as usize];
-                    assert!(prog.len() <= plan.prog_ints);
-                    let (unit_start, first) = (&prog[..n_phases + 1], &prog[n_phases + 1..2 * n_phases + 2]);
-                    let n_stage = first[n_phases] as usize;
-                    assert!(n_stage <= plan.longest);
-                    assert!(first.windows(2).all(|w| (w[1] - w[0]) as usize <= plan.widest));
-                    let list = &prog[2 * n_phases + 2..][..2 * n_stage];
-                    let units = &prog[2 * n_phases + 2 + 2 * n_stage..];
-                    assert_eq!(units.len(), CLUSTER_UNIT * unit_start[n_phases] as usize);
-                    let at = |q: i32, ph: usize| {
-                        assert!(first[ph] <= q && q < first[ph + 1], "N={nb}: block in its phase's range");
-                        assert_eq!(list[2 * q as usize + 1] as usize, ph);
-                        list[2 * q as usize]
-                    };
-                    for ph in 0..n_phases {
-                        let fwd = ph < n_phases / 2;
-                        let l = from + if fwd { ph } else { n_phases - 1 - ph };
-                        let mut listed = 0;
-                        for (j, k) in (unit_start[ph]..unit_start[ph + 1]).enumerate() {
-                            let u = &units[CLUSTER_UNIT * k as usize..][..CLUSTER_UNIT];
-                            let w = rank + j * size;
-                            if fwd {
-                                let r = &lrecs[(cta_levels[l].0 + w) * LREC..][..LREC];
-                                seen_f[cta_levels[l].0 + w] += 1;
-                                assert_eq!(&u[..2], &r[..2]);
-                                for g in 0..r[1] as usize {
-                                    let (e, ue) = (&r[2 + 8 * g..][..8], &u[2 + 4 * g..][..4]);
-                                    assert_eq!((ue[0], ue[1]), (e[0], e[6]), "N={nb}: block, owned");
-                                    assert_eq!(at(ue[3], ph), e[0], "N={nb}: L⁻¹ of the elimination");
-                                    listed += 1;
-                                    if r[0] >= 0 {
-                                        let slot = e[2 + e[7] as usize];
-                                        assert_eq!(ue[2], slot);
-                                        assert_eq!(at(ue[3] + 1, ph), -1 - slot, "N={nb}: coupling to the survivor");
-                                        listed += 1;
-                                    }
-                                }
-                            } else {
-                                let eo = levels[l].elim_offset;
-                                let r = &erecs[(eo + w) * REC..][..REC];
-                                seen_b[eo + w] += 1;
-                                assert_eq!(&u[..2], &[r[0], r[7]]);
-                                assert_eq!(at(u[2], ph), r[0], "N={nb}: L⁻¹ of the elimination");
-                                for cc in 0..r[7] as usize {
-                                    assert_eq!(&u[3 + 2 * cc..5 + 2 * cc], &r[1 + 2 * cc..3 + 2 * cc]);
-                                    assert_eq!(at(u[2] + 1 + cc as i32, ph), -1 - r[1 + 2 * cc], "N={nb}: coupling");
-                                }
-                                listed += 1 + r[7] as usize;
-                            }
-                        }
-                        assert_eq!(listed, (first[ph + 1] - first[ph]) as usize, "N={nb}: nothing else listed");
-                    }
-                }
-                for l in from..levels.len() {
-                    let (f, count) = cta_levels[l];
-                    assert!(seen_f[f..f + count].iter().all(|&c| c == 1), "N={nb}: each forward record once");
-                    let (eo, ne) = (levels[l].elim_offset, levels[l].n_elim);
-                    assert!(seen_b[eo..eo + ne].iter().all(|&c| c == 1), "N={nb}: each elimination once");
                 }
             }
         }

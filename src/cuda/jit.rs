@@ -172,14 +172,6 @@ impl KernelSpec {
         2 * (8 * self.ld + 3 * self.ld * (self.ld + 1)) * self.dtype.size_bytes()
     }
 
-    /// Bytes of the cluster solve's shared memory before its ring of staged blocks
-    /// (kernels/small.cu: a barrier per phase, three vectors per compute warp, the program of
-    /// `prog_ints` ints).
-    pub fn cluster_ring_offset(&self, prog_ints: usize) -> usize {
-        let vectors = (SMALL_THREADS / 32) * 3 * self.ld * self.dtype.size_bytes();
-        (CLUSTER_MAX_PHASES * 8 + vectors + 4 * prog_ints).next_multiple_of(128)
-    }
-
     /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.
     pub fn seq_factor_smem_bytes(&self) -> usize {
         5 * self.ld * self.ld * self.dtype.size_bytes()

@@ -4,6 +4,8 @@
 //! * [`runtime`]: the driver (dynamically loaded), the primary context, device memory, streams;
 //! * [`jit`]: kernel variants compiled by NVRTC to a CUBIN for the device's exact architecture,
 //!   cached in memory and on disk;
+//! * `cluster`: the deep levels of the small-block solve on a thread-block cluster per item
+//!   (sm_90), programs and data flow compiled on the host;
 //! * [`engine`]: launch orchestration, one launch pair per schedule level (one launch per level
 //!   for n ≤ 32, one launch in all for the sequential algorithm), batch masks, pivot policy;
 //! * [`refine`]: the device side of mixed-precision refinement (f64 residuals on the GPU).
@@ -12,6 +14,7 @@
 //! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable) or
 //! [`Error::Cuda`](crate::Error::Cuda).
 
+mod cluster;
 pub mod engine;
 pub mod jit;
 pub mod refine;
