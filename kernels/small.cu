@@ -883,10 +883,13 @@ __device__ __forceinline__ void send_vector(real v, const int* sends, int count,
 }
 #endif
 
+// `stage_early`: the kernel before this one does not write the factor or the failure keys (the
+// host knows: not the factor's last kernel, not a batch mask's), so the blocks of the first
+// phases are staged, and a failed item is skipped, before waiting for that kernel.
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
     const real* linv, const real* xslots, const real* y, real* z, const int* plan, int n_phases, int prog_ints,
     int vec_slots, int ring_slots, int n, int m, int rows, long long item_diag, long long item_slots,
-    long long item_rhs, const unsigned long long* fail) {
+    long long item_rhs, const unsigned long long* fail, int stage_early) {
 #if __CUDA_ARCH__ >= 900 && LD == 32  // (one lane per row: the host plans clusters for LD = 32 only)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
@@ -922,10 +925,31 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     cluster_barrier_relaxed();
-    wait_for_previous_kernel();
-    if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item; nothing was sent)
     const real* linv_item = linv + item * item_diag;
     const real* x_item = xslots + item * item_slots;
+    // The producer (warp CL_WARPS, lane 0) stages the blocks up to `window_end` into the ring and
+    // arrives on the barrier of every phase whose blocks are then all on their way, so that a
+    // phase waits for its data only.
+    int issued = 0, armed = 0;
+    auto produce = [&](int window_end) {
+        // (Ring slots refilled now were last read by the generic proxy before the CTA barrier
+        // that preceded this; bulk copies write through the async proxy.)
+        if (issued >= ring_slots) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        for (; issued < n_stage && issued < window_end; ++issued) {
+            const int code = stage[2 * issued], p = stage[2 * issued + 1];
+            const real* src = code >= 0 ? linv_item + code * BS : x_item + (-1 - code) * BS;
+            mbar_expect_tx(&bars[p], (unsigned)(BS * sizeof(real)));
+            bulk_copy_to_shared(ring + (long long)(issued % ring_slots) * BS, src, (unsigned)(BS * sizeof(real)), &bars[p]);
+        }
+        for (; armed < n_phases && first_q[armed + 1] <= issued; ++armed) mbar_arrive(&bars[armed]);
+    };
+    const bool producer = warp == CL_WARPS && lane == 0;
+    if (stage_early) {
+        if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item; nothing was sent)
+        if (producer) produce(ring_slots);
+    }
+    wait_for_previous_kernel();
+    if (!stage_early && fail[item] != NO_FAILURE) return;
     const real* yb = y + item * item_rhs;
     real* zb = z + item * item_rhs;
     // The tail's right-hand sides as the earlier levels left them, where this CTA reads them first.
@@ -941,24 +965,14 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
 #define CL_VEC(slot, c) (vecs + ((long long)(slot) * m + (c)) * LD)
 #define CL_BLOCK(q) (ring + (long long)((q) % ring_slots) * BS)
     const int n_tail = n_phases / 2;
-    int issued = 0;  // (producer lane)
+    // Where every block fits the ring at once, nothing is refilled and the warps run through the
+    // phases without meeting (a unit waits for its data only); otherwise the CTA meets after each
+    // phase, before the producer refills the slots that phase read.
+    const bool refill = n_stage > ring_slots;
     for (int ph = 0; ph < n_phases; ++ph) {
-        const int window_end = first_q[ph] + ring_slots;  // blocks staged by now
         const int u0 = unit_start[ph], mine = unit_start[ph + 1] - u0;
         if (warp == CL_WARPS) {
-            if (lane == 0) {
-                // (The ring slots refilled now were last read by the generic proxy before the
-                // CTA barrier; bulk copies write through the async proxy.)
-                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                for (; issued < n_stage && issued < window_end; ++issued) {
-                    const int code = stage[2 * issued], p = stage[2 * issued + 1];
-                    const real* src = code >= 0 ? linv_item + code * BS : x_item + (-1 - code) * BS;
-                    mbar_expect_tx(&bars[p], (unsigned)(BS * sizeof(real)));
-                    bulk_copy_to_shared(ring + (long long)(issued % ring_slots) * BS, src, (unsigned)(BS * sizeof(real)),
-                                        &bars[p]);
-                }
-                mbar_arrive(&bars[ph]);
-            }
+            if (producer && (ph == 0 || refill)) produce(first_q[ph] + ring_slots);
         } else if (ph < n_tail) {
             if (mine > 0) mbar_wait(&bars[ph], 0);
             const int rounds = (mine + CL_PAIRS - 1) / CL_PAIRS;
@@ -983,7 +997,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                         const real yn = ya - (u[1] > 1 ? vu[lane] + vu[2 * LD + lane] : vu[lane]);  // (+ warp + 1's)
                         send_vector(yn, sends + u[3], u[4], c, m, vecs, bars, lane);
                     }
-                    if (rd + 1 < rounds || c + 1 < m) compute_warps_sync();  // (vectors reused)
+                    compute_warps_sync();  // (vu is read by the pair's other warp: reused only after)
                 }
             }
         } else {
@@ -1004,7 +1018,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 }
             }
         }
-        __syncthreads();  // (this phase's ring slots are free for the producer)
+        if (refill) __syncthreads();  // (this phase's ring slots are free for the producer)
     }
     // No CTA leaves while another may still push vectors into its shared memory.
     cluster_barrier_relaxed();

@@ -315,7 +315,9 @@ fn gpu_factor_solve_interlaced_matches_factor_then_solve() {
     if !gpu_or_skip("gpu_factor_solve_interlaced_matches_factor_then_solve") {
         return;
     }
-    for (nb, n, batch, nrhs) in [(1, 3, 1, 1), (17, 8, 3, 2), (1000, 4, 2, 1), (64, 33, 2, 20)] {
+    // (n = 31, 32: the cluster solve right after the factor's last kernel, a failed item in it.)
+    let shapes = [(1, 3, 1, 1), (17, 8, 3, 2), (1000, 4, 2, 1), (64, 33, 2, 20), (64, 32, 2, 3), (1000, 31, 1, 8)];
+    for (nb, n, batch, nrhs) in shapes {
         let dims = Dims::new(batch, nb, n).unwrap();
         let (mut d, e) = random_problem::<f64>(seed_from(&[nb, n, 99]), dims, Layout::RowMajor, 1.0);
         let bad = if batch > 1 { Some(batch - 1) } else { None };

@@ -890,8 +890,10 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
-    /// Queues the whole solve of `m` packed right-hand sides.
-    fn enqueue_solve(&self, m: usize) -> Result<()> {
+    /// Queues the whole solve of `m` packed right-hand sides. `after_writer`: the kernel queued
+    /// just before writes the factor or the failure keys (the factor's last kernel, a batch
+    /// mask's), so the solve's first kernel may read neither before waiting for it.
+    fn enqueue_solve(&self, m: usize, after_writer: bool) -> Result<()> {
         if let Some(sq) = &self.seq {
             let d = self.dims;
             let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
@@ -902,7 +904,8 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let tail_from = self.tail_from(m);
         (0..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;
-        self.enqueue_solve_tail(m)?;
+        // (After a forward level, which waits for its predecessor before its dependant may start.)
+        self.enqueue_solve_tail(m, after_writer && tail_from == 0)?;
         self.enqueue_backward(m, tail_from)
     }
 
@@ -923,7 +926,7 @@ impl<T: Scalar> CudaEngine<T> {
 
     /// Queues the merged forward + backward substitution of the deep levels (small blocks only;
     /// nothing on the other paths).
-    fn enqueue_solve_tail(&self, m: usize) -> Result<()> {
+    fn enqueue_solve_tail(&self, m: usize, after_writer: bool) -> Result<()> {
         let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
@@ -932,9 +935,25 @@ impl<T: Scalar> CudaEngine<T> {
         if let Some((cl, cfg)) = self.cluster_solve(m) {
             let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
             let (prog_ints, vec_slots, ring) = (cl.prog_ints as i32, cl.vec_slots as i32, cfg.ring_slots as i32);
+            let stage_early = !after_writer as i32;
             let mut a = args![
-                linv, xslots, y, z, plan, n_phases, prog_ints, vec_slots, ring, n, mm, rows, item_d, item_s, item_r,
-                fail
+                linv,
+                xslots,
+                y,
+                z,
+                plan,
+                n_phases,
+                prog_ints,
+                vec_slots,
+                ring,
+                n,
+                mm,
+                rows,
+                item_d,
+                item_s,
+                item_r,
+                fail,
+                stage_early
             ];
             return unsafe { cfg.launch.launch(&cl.func, self.stream.raw, &mut a) };
         }
@@ -976,13 +995,13 @@ impl<T: Scalar> CudaEngine<T> {
                 reset()?;
                 self.enqueue_factor()
             }
-            Sequence::Solve(m) => self.enqueue_solve(m),
+            Sequence::Solve(m) => self.enqueue_solve(m, false),
             // The small path's solve needs every level's L⁻¹, so it follows the whole factor
             // (the inverses are one launch after the last level).
             Sequence::FactorSolve(m) if self.seq.is_some() || self.small.is_some() => {
                 reset()?;
                 self.enqueue_factor()?;
-                self.enqueue_solve(m)
+                self.enqueue_solve(m, true)
             }
             Sequence::FactorSolve(m) => {
                 reset()?;
@@ -999,7 +1018,7 @@ impl<T: Scalar> CudaEngine<T> {
             }
             Sequence::SolveMasked(m) => {
                 self.enqueue_mask(true, false)?;
-                self.enqueue_solve(m)?;
+                self.enqueue_solve(m, true)?;
                 self.enqueue_mask(false, false)
             }
             Sequence::SolveDevice(ds) => self.enqueue_solve_device(ds),
@@ -1159,7 +1178,7 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
         self.fill_keys(&self.nonfinite)?;
         self.enqueue_pack(ds)?;
-        self.enqueue_solve(ds.m)?;
+        self.enqueue_solve(ds.m, false)?;
         self.enqueue_unpack(ds)
     }
 
