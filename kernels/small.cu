@@ -543,8 +543,9 @@ FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
 
 // L⁻¹ of every diagonal block of the factor, the form the solve reads (forward_record,
-// backward_record: products instead of substitution chains; only the lower triangle is written or
-// read). One warp per block; lane j solves L·x = e_j (column j of L⁻¹) with x in registers, a
+// backward_record: products instead of substitution chains; they read only the lower triangle,
+// the cluster solve reads whole blocks, so the block is written whole, zero outside the lower
+// triangle of its n×n part). One warp per block; lane j solves L·x = e_j (column j of L⁻¹) with x in registers, a
 // window that shifts down one row per step (invert_window_chunks), against L in shared memory
 // that every lane reads at the same address (16-byte broadcasts; INV_SLD keeps each column's
 // start aligned). All of a warp's loads are issued before the first use: one memory latency per
@@ -640,7 +641,7 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
 #pragma unroll
     for (int p = 0; p < INV_PER_LANE; ++p) {
         const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-        if (idx < LD * LD && i >= j && i < n) out[idx] = sb[i + j * INV_SLD];
+        if (idx < LD * LD) out[idx] = i >= j && i < n ? sb[i + j * INV_SLD] : real(0);
     }
 }
 
@@ -840,6 +841,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 #define CL_PAIRS (CL_WARPS / 2)     // forward records per round
 #define CL_THREADS (SNT + 32)      // and the producer warp
 #define CL_MAX_PHASES 64
+#define CL_LOOKAHEAD 2  // phases whose blocks are on their way
 #define CL_UNIT 13
 #define CL_SEND_RANK(s) ((s) & 31)
 #define CL_SEND_PHASE(s) (((s) >> 5) & 63)
@@ -849,22 +851,31 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 // A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
 __device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
 
-// (A·v)_lane, or (Aᵀ·v)_lane with TRANS, over the n×n part of the LD×LD column-major block A and
-// v, both in shared memory; LOWER: A's lower triangle only. Transposed reads go round the block
-// diagonally (lane i starts at row i) so that a warp's lanes hit distinct banks. Four partial sums
-// shorten the FMA chain; unrolled by 8 only, so that the skewed offsets are computed in the loop
-// instead of being hoisted into (and spilled from) registers.
-template <bool TRANS, bool LOWER>
-__device__ __forceinline__ real warp_matvec(const real* A, const real* v, int n, int lane) {
-    const int i = lane < LD ? lane : 0;
+// (A·v)_lane, or (Aᵀ·v)_lane with TRANS, for the LD×LD column-major block A and the LD-vector v,
+// both in shared memory, LD = 32 (a lane per row). No element is tested: the factor's blocks are
+// zero outside their n×n part and L⁻¹ above its diagonal (btchol_invert_small writes the zeros),
+// the vectors beyond n, so rows beyond n come out zero. A row is read down the block with
+// immediate offsets, v two elements per (broadcast) load; a column is read in XOR order (lane i
+// reads element t ^ i at step t) so that the warp's lanes hit distinct banks. Four partial sums
+// shorten the FMA chain.
+template <bool TRANS>
+__device__ __forceinline__ real warp_matvec(const real* A, const real* v, int lane) {
     real s[4] = {0, 0, 0, 0};
-#pragma unroll 8
-    for (int t = 0; t < LD; ++t) {
-        int k = t;
-        if (TRANS) k = t + i >= LD ? t + i - LD : t + i;
-        const real a = TRANS ? A[k + i * LD] : A[i + k * LD];
-        const bool in = lane < n && k < n && (!LOWER || (TRANS ? k >= i : k <= i));
-        s[t & 3] = fma(in ? a : real(0), v[k], s[t & 3]);
+    if (!TRANS) {
+        const real* a = A + lane;
+#pragma unroll
+        for (int k = 0; k < LD; k += 2) {
+            const real2 vk = *reinterpret_cast<const real2*>(v + k);
+            s[k & 3] = fma(a[k * LD], vk.x, s[k & 3]);
+            s[(k + 1) & 3] = fma(a[(k + 1) * LD], vk.y, s[(k + 1) & 3]);
+        }
+    } else {
+        const real* a = A + lane * LD;
+#pragma unroll
+        for (int t = 0; t < LD; ++t) {
+            const int k = t ^ lane;
+            s[t & 3] = fma(a[k], v[k], s[t & 3]);
+        }
     }
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
@@ -927,11 +938,14 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     cluster_barrier_relaxed();
     const real* linv_item = linv + item * item_diag;
     const real* x_item = xslots + item * item_slots;
-    // The producer (warp CL_WARPS, lane 0) stages the blocks up to `window_end` into the ring and
-    // arrives on the barrier of every phase whose blocks are then all on their way, so that a
-    // phase waits for its data only.
+    // The producer (warp CL_WARPS, lane 0) stages the blocks of phases ph .. ph + CL_LOOKAHEAD − 1
+    // that fit the ring into it and arrives on the barrier of every phase whose blocks are then
+    // all on their way, so that a phase waits for its data only. (Everything at once measured
+    // slower: the first phase's blocks then shared the SM's bandwidth with all the others and
+    // took ~3 µs, f64 n = 32, N = 64, H100.)
     int issued = 0, armed = 0;
-    auto produce = [&](int window_end) {
+    auto produce = [&](int ph) {
+        const int window_end = min(first_q[min(ph + CL_LOOKAHEAD, n_phases)], first_q[ph] + ring_slots);
         // (Ring slots refilled now were last read by the generic proxy before the CTA barrier
         // that preceded this; bulk copies write through the async proxy.)
         if (issued >= ring_slots) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -946,7 +960,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     const bool producer = warp == CL_WARPS && lane == 0;
     if (stage_early) {
         if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item; nothing was sent)
-        if (producer) produce(ring_slots);
+        if (producer) produce(0);
     }
     wait_for_previous_kernel();
     if (!stage_early && fail[item] != NO_FAILURE) return;
@@ -972,7 +986,10 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     for (int ph = 0; ph < n_phases; ++ph) {
         const int u0 = unit_start[ph], mine = unit_start[ph + 1] - u0;
         if (warp == CL_WARPS) {
-            if (producer && (ph == 0 || refill)) produce(first_q[ph] + ring_slots);
+            if (producer) {
+                produce(ph);
+                if (!refill) mbar_wait(&bars[ph], 0);  // (paced by the phases, not by a CTA barrier)
+            }
         } else if (ph < n_tail) {
             if (mine > 0) mbar_wait(&bars[ph], 0);
             const int rounds = (mine + CL_PAIRS - 1) / CL_PAIRS;
@@ -986,11 +1003,11 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 for (int c = 0; c < m; ++c) {
                     const real ya = combine ? CL_VEC(u[2], c)[lane] : real(0);
                     if (busy) {
-                        const real zv = warp_matvec<false, true>(CL_BLOCK(e[2]), CL_VEC(e[0], c), n, lane);
+                        const real zv = warp_matvec<false>(CL_BLOCK(e[2]), CL_VEC(e[0], c), lane);
                         vz[lane] = zv;
                         if (e[3] >= 0) send_vector(zv, e + 3, 1, c, m, vecs, bars, lane);
                         __syncwarp();
-                        if (a >= 0) vu[lane] = warp_matvec<false, false>(CL_BLOCK(e[2] + 1), vz, n, lane);
+                        if (a >= 0) vu[lane] = warp_matvec<false>(CL_BLOCK(e[2] + 1), vz, lane);
                     }
                     compute_warps_sync();
                     if (combine) {
@@ -1008,10 +1025,10 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 for (int c = 0; c < m; ++c) {
                     real v = CL_VEC(u[3], c)[lane];
                     for (int cc = 0; cc < ncpl; ++cc)
-                        v -= warp_matvec<true, false>(CL_BLOCK(q + 1 + cc), CL_VEC(u[7 + 2 * cc], c), n, lane);
+                        v -= warp_matvec<true>(CL_BLOCK(q + 1 + cc), CL_VEC(u[7 + 2 * cc], c), lane);
                     vz[lane] = v;
                     __syncwarp();
-                    const real x = warp_matvec<true, true>(CL_BLOCK(q), vz, n, lane);
+                    const real x = warp_matvec<true>(CL_BLOCK(q), vz, lane);
                     if (lane < n) __stcg(zb + (long long)u[0] * n + (long long)c * rows + lane, x);
                     send_vector(x, sends + u[4], u[5], c, m, vecs, bars, lane);
                     __syncwarp();

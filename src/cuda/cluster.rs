@@ -690,38 +690,3 @@ mod tests {
         }
     }
 }
-#[cfg(test)]
-mod probe {
-    use super::*;
-    use crate::cuda::engine::{level_cta_records, schedule_records};
-    use crate::schedule::Schedule;
-    #[test]
-    fn probe_sizes() {
-        for nb in [64usize, 1024, 16384] {
-            let s = Schedule::new(nb);
-            let (lrecs, cta_levels) = level_cta_records(&s);
-            let (erecs, levels) = schedule_records(&s);
-            let (mut from, mut size) = cluster_shape(1, 132, &cta_levels, &levels);
-            loop {
-                let plan = cluster_solve_plan(&lrecs, &erecs, &cta_levels, &levels, from, size);
-                let offset =
-                    CLUSTER_MAX_PHASES * 8 + CLUSTER_WARPS * 2 * 32 * 8 + 4 * plan.prog_ints + plan.vec_slots * 32 * 8;
-                let budget = (232448 - offset) / 8192;
-                if plan.widest > budget {
-                    from += 1;
-                    continue;
-                }
-                if plan.longest > budget && 2 * size <= 16 {
-                    size *= 2;
-                    continue;
-                }
-                println!("N={nb} from={from} levels={} size={size} longest={} widest={} vec_slots={} prog_ints={} ring budget={}", levels.len(), plan.longest, plan.widest, plan.vec_slots, plan.prog_ints, budget);
-                break;
-            }
-            for l in from..levels.len() {
-                print!("({},{}) ", cta_levels[l].1, levels[l].n_elim);
-            }
-            println!();
-        }
-    }
-}
