@@ -29,14 +29,26 @@ __device__ __forceinline__ void convert_blocks(const S* src, real* dst, int n, i
     const S* s = src + ((long long)item * src_blocks + blk) * n * n;
     real* d = dst + item * dst_item + blk * BS;
     const bool t = transposed != nullptr && transposed[blk];
-    for (int idx = threadIdx.x; idx < n * n; idx += NT) {
-        int r = idx % n, c = idx / n;
-        if (lower_only && r < c) continue;
-        real v = widen(row_major ? s[r * n + c] : s[r + c * n]);
-        if (!isfinite(v))
-            atomicMin(&nonfinite[item], ((unsigned long long)blk << 32) | ((unsigned long long)r << 16) | (unsigned long long)c);
-        if (r == c) v += shift;
-        if (t) d[c + r * LD] = v; else d[r + c * LD] = v;
+    // COPY_BATCH elements per thread loaded before any is stored, so that their memory latencies
+    // overlap (one at a time, a 32×32 block took 7 µs, H100).
+    for (int base = 0; base < n * n; base += NT * COPY_BATCH) {
+        real v[COPY_BATCH];
+#pragma unroll
+        for (int b = 0; b < COPY_BATCH; ++b) {
+            const int idx = base + b * NT + threadIdx.x, r = idx % n, c = idx / n;
+            const bool in = idx < n * n && !(lower_only && r < c);
+            v[b] = in ? widen(row_major ? s[r * n + c] : s[r + c * n]) : real(0);
+        }
+#pragma unroll
+        for (int b = 0; b < COPY_BATCH; ++b) {
+            const int idx = base + b * NT + threadIdx.x, r = idx % n, c = idx / n;
+            if (idx >= n * n || (lower_only && r < c)) continue;
+            if (!isfinite(v[b]))
+                atomicMin(&nonfinite[item],
+                          ((unsigned long long)blk << 32) | ((unsigned long long)r << 16) | (unsigned long long)c);
+            const real x = r == c ? v[b] + shift : v[b];
+            if (t) d[c + r * LD] = x; else d[r + c * LD] = x;
+        }
     }
 }
 
