@@ -8,6 +8,8 @@
 #
 # Defaults: every kernel, f64 and f32 at LD 8, 16, 32. Threads and fusion as the plan picks them
 # (jit.rs KernelSpec::for_block_size). Installs NVRTC 13.0 and cuobjdump into .venv-nvrtc130.
+# SASS=FILE also writes the SASS of the matching kernels (last shape) to FILE, the same
+# instructions as the GPU machine's build (e.g. to count a loop's instructions per FMA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 regex=${1:-.}; shift || true
@@ -52,6 +54,10 @@ b = ctypes.create_string_buffer(n.value); nv.nvrtcGetCUBIN(prog, b)
 with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
     f.write(b.raw); f.flush()
     out = subprocess.run(["cuobjdump", "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+    if os.environ.get("SASS"):
+        sass = subprocess.run(["cuobjdump", "-sass", f.name], capture_output=True, text=True, check=True).stdout
+        parts = re.split(r"(?=\n\s*Function : )", sass)
+        open(os.environ["SASS"], "w").write("".join(p for p in parts if re.search(r"Function : \S*(" + regex + ")", p)))
 for m in re.finditer(r"Function (\w+):\n\s*REG:(\d+) STACK:(\d+) SHARED:(\d+)", out):
     if re.search(regex, m.group(1)):
         print(f"  {m.group(1):40s} registers {m.group(2):>3}  stack {m.group(3):>4} B  static shared {m.group(4):>5} B")
