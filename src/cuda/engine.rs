@@ -271,14 +271,6 @@ struct SeqPath {
     solve: CudaFunction,
 }
 
-/// Device words the host reads back after a sequence: the factor's per-item failure keys (and
-/// boosted-pivot counts), or the input checks' non-finite keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Keys {
-    Fail,
-    NonFinite,
-}
-
 /// A launch sequence the engine captures once as a CUDA graph and replays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Sequence {
@@ -593,27 +585,11 @@ impl<T: Scalar> CudaEngine<T> {
             .map_err(|e| cuda_err("resetting flags", e))
     }
 
-    /// Queues the copy of the failure keys (and boosted-pivot counts) or of the input checks'
-    /// keys into the pinned host buffers: the last step of the sequences the host reads back
-    /// (inside their graphs, so that no separate copy and its latency follow the graph).
-    fn enqueue_read_keys(&self, which: Keys) -> Result<()> {
-        let b = self.dims.batch;
-        unsafe {
-            match which {
-                Keys::Fail => {
-                    if self.boosting() {
-                        self.host_boosted.queue_copy_from_device(self.boosted.ptr, b, self.stream.raw)?;
-                    }
-                    self.host_keys.queue_copy_from_device(self.fail.ptr, b, self.stream.raw)
-                }
-                Keys::NonFinite => self.host_keys.queue_copy_from_device(self.nonfinite.ptr, 2 * b, self.stream.raw),
-            }
-        }
-    }
-
-    /// Copies the keys back and waits for them.
-    fn read_keys(&mut self, which: Keys) -> Result<()> {
-        self.enqueue_read_keys(which)?;
+    fn read_keys(&mut self, which: &'static str) -> Result<()> {
+        let (src, len) =
+            if which == "fail" { (self.fail.ptr, self.dims.batch) } else { (self.nonfinite.ptr, 2 * self.dims.batch) };
+        unsafe { result::memcpy_dtoh_async(&mut self.host_keys[..len], src, self.stream.raw) }
+            .map_err(|e| cuda_err("reading flags", e))?;
         self.stream.synchronize()
     }
 
@@ -696,7 +672,7 @@ impl<T: Scalar> CudaEngine<T> {
             let mut a = args![sub, dst_s, n, nsub, item_s, row_major, flags, full, mask_ptr, no_shift, keys_e];
             self.launch(convert, d.batch * (d.n_blocks - 1), 0, &mut a)?;
         }
-        self.read_keys(Keys::NonFinite)?;
+        self.read_keys("nonfinite")?;
         for item in 0..d.batch {
             for (k, operand) in
                 [(self.host_keys[item], Operand::Diagonal), (self.host_keys[d.batch + item], Operand::SubDiagonal)]
@@ -784,12 +760,16 @@ impl<T: Scalar> CudaEngine<T> {
         unsafe { self.launch_with(&sp.invert, grid, INV_THREADS, 0, &mut a) }
     }
 
-    /// Waits for a factor sequence, whose last step copied the per-item failure keys (and
-    /// boosted-pivot counts) to the host, and reads them; with `mask`, only the selected items'
-    /// (the others' keys on the device are their saved ones, which for an item never factored
-    /// mean nothing).
+    /// Reads the per-item failure keys (and boosted-pivot counts) back, one synchronisation;
+    /// with `mask`, only the selected items' (the others' keys on the device are their saved ones,
+    /// which for an item never factored mean nothing).
     fn read_status(&mut self, status: &mut [ItemStatus], boosted: &mut [u32], mask: Option<&[bool]>) -> Result<()> {
-        self.stream.synchronize()?;
+        if self.boosting() {
+            let b = self.dims.batch;
+            unsafe { result::memcpy_dtoh_async(&mut self.host_boosted[..b], self.boosted.ptr, self.stream.raw) }
+                .map_err(|e| cuda_err("reading boosted-pivot counts", e))?;
+        }
+        self.read_keys("fail")?;
         let selected = |item: usize| mask.map_or(true, |m| m[item]);
         for item in (0..self.dims.batch).filter(|&b| selected(b)) {
             if self.boosting() {
@@ -1013,8 +993,7 @@ impl<T: Scalar> CudaEngine<T> {
         match seq {
             Sequence::Factor => {
                 reset()?;
-                self.enqueue_factor()?;
-                self.enqueue_read_keys(Keys::Fail)
+                self.enqueue_factor()
             }
             Sequence::Solve(m) => self.enqueue_solve(m, false),
             // The small path's solve needs every level's L⁻¹, so it follows the whole factor
@@ -1022,8 +1001,7 @@ impl<T: Scalar> CudaEngine<T> {
             Sequence::FactorSolve(m) if self.seq.is_some() || self.small.is_some() => {
                 reset()?;
                 self.enqueue_factor()?;
-                self.enqueue_solve(m, true)?;
-                self.enqueue_read_keys(Keys::Fail)
+                self.enqueue_solve(m, true)
             }
             Sequence::FactorSolve(m) => {
                 reset()?;
@@ -1031,24 +1009,19 @@ impl<T: Scalar> CudaEngine<T> {
                     self.enqueue_factor_level(l)?;
                     self.enqueue_forward_level(l, m)?;
                 }
-                self.enqueue_backward(m, self.levels.len())?;
-                self.enqueue_read_keys(Keys::Fail)
+                self.enqueue_backward(m, self.levels.len())
             }
             Sequence::FactorMasked => {
                 self.enqueue_mask(true, true)?;
                 self.enqueue_factor()?;
-                self.enqueue_mask(false, true)?;
-                self.enqueue_read_keys(Keys::Fail)
+                self.enqueue_mask(false, true)
             }
             Sequence::SolveMasked(m) => {
                 self.enqueue_mask(true, false)?;
                 self.enqueue_solve(m, true)?;
                 self.enqueue_mask(false, false)
             }
-            Sequence::SolveDevice(ds) => {
-                self.enqueue_solve_device(ds)?;
-                self.enqueue_read_keys(Keys::NonFinite)
-            }
+            Sequence::SolveDevice(ds) => self.enqueue_solve_device(ds),
         }
     }
 
@@ -1170,10 +1143,8 @@ impl<T: Scalar> CudaEngine<T> {
             strides: (rs, cs, shape.item_stride),
         };
         if shape.nrhs <= max_nrhs {
-            // One pass: reset, pack, solve, unpack and the keys' copy are one graph for this
-            // caller array.
+            // One pass: reset, pack, solve and unpack are one graph for this caller array.
             self.run(Sequence::SolveDevice(chunk(0)))?;
-            self.stream.synchronize()?;
         } else {
             // Several passes: a graph per pass would crowd out the cache (each pass's pointers
             // differ), so pack and unpack are launched around the shared solve graph.
@@ -1184,10 +1155,10 @@ impl<T: Scalar> CudaEngine<T> {
                 self.run(Sequence::Solve(ds.m))?;
                 self.enqueue_unpack(ds)?;
             }
-            self.read_keys(Keys::NonFinite)?;
         }
         // One wait, after everything is queued: a non-finite value anywhere means no column of x
         // was written from then on (chunks solved before it are kept, as with host arrays).
+        self.read_keys("nonfinite")?;
         let d = self.dims;
         if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
             let k = self.host_keys[item];

@@ -207,22 +207,6 @@ impl<T: Copy> PinnedBuffer<T> {
     }
 }
 
-impl<T: Copy> PinnedBuffer<T> {
-    /// Queues a copy of `len` elements from device address `src` into the buffer's start on
-    /// `stream` (capturable in a graph: the buffer's address never changes). The host reads them
-    /// only after synchronising with the stream.
-    ///
-    /// # Safety
-    /// `src` must hold `len` elements of device memory of this context; nothing may read the
-    /// buffer before the copy has finished.
-    pub unsafe fn queue_copy_from_device(&self, src: u64, len: usize, stream: sys::CUstream) -> Result<()> {
-        assert!(len <= self.len, "pinned copy beyond the buffer");
-        sys::cuMemcpyDtoHAsync_v2(self.ptr as *mut std::ffi::c_void, src, len * std::mem::size_of::<T>(), stream)
-            .result()
-            .map_err(|e| cuda_err("reading flags", e))
-    }
-}
-
 impl<T: Copy> std::ops::Deref for PinnedBuffer<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
