@@ -47,10 +47,16 @@ pub(super) struct ClusterSolve {
     pub(super) from: usize,
     /// CTAs per cluster.
     size: usize,
-    /// The ranks' programs (`ClusterPlan::table`) and the longest one's length.
+    /// The ranks' programs (`ClusterPlan::table`).
     pub(super) plan: DeviceBuffer<i32>,
+    pub(super) layout: SharedLayout,
+}
+
+/// What a CTA of the cluster solve holds in shared memory (kernels/small.cu: a barrier per phase,
+/// two vectors per compute warp, its program, its vector slots, then the ring of staged blocks).
+pub(super) struct SharedLayout {
+    /// The longest program (ints) and the most vector slots a CTA holds.
     pub(super) prog_ints: usize,
-    /// Vector slots of the CTA that reads the most vectors.
     pub(super) vec_slots: usize,
     /// Ring slots that stage every block at once, and the fewest that work.
     longest: usize,
@@ -94,11 +100,7 @@ impl ClusterSolve {
         super::engine::opt_in_shared_memory(&func, dev.smem_optin)?;
         loop {
             let plan = cluster_solve_plan(lrecs, erecs, cta_levels, levels, from, size);
-            let cl = ClusterSolve {
-                func: func.clone(),
-                from,
-                size,
-                plan: DeviceBuffer::<i32>::zeroed(dev, plan.table.len(), "cluster solve plan")?,
+            let layout = SharedLayout {
                 prog_ints: plan.prog_ints,
                 vec_slots: plan.vec_slots,
                 longest: plan.longest,
@@ -107,7 +109,7 @@ impl ClusterSolve {
                 elem_bytes: spec.dtype.size_bytes(),
                 smem_optin: dev.smem_optin,
             };
-            let budget = cl.ring_budget(1);
+            let budget = layout.ring_budget(1);
             if plan.widest > budget {
                 // A phase's blocks must fit the ring at once: leave the widest level to its launches.
                 if from + 1 == levels.len() {
@@ -136,12 +138,29 @@ impl ClusterSolve {
                 (size, cap) = (size / 2, size / 2);
                 continue;
             }
-            unsafe { result::memcpy_htod_sync(cl.plan.ptr, &plan.table) }
+            let buf = DeviceBuffer::<i32>::zeroed(dev, plan.table.len(), "cluster solve plan")?;
+            unsafe { result::memcpy_htod_sync(buf.ptr, &plan.table) }
                 .map_err(|e| cuda_err("uploading the schedule", e))?;
-            return Ok(Some(cl));
+            return Ok(Some(ClusterSolve { func, from, size, plan: buf, layout }));
         }
     }
 
+    /// The launch for `m` right-hand sides, or `None` where a phase's blocks and the vectors do not
+    /// fit a CTA's shared memory together (the solve then takes the per-level launches).
+    pub(super) fn launch_for(&self, m: usize, batch: usize, early: bool) -> Option<ClusterLaunch> {
+        let l = &self.layout;
+        let ring_slots = l.longest.min(l.ring_budget(m)).max(1);
+        if m == 0 || m > CLUSTER_MAX_NRHS || ring_slots < l.widest {
+            return None;
+        }
+        let smem = l.ring_offset(m) + ring_slots * l.ld * l.ld * l.elem_bytes;
+        let launch =
+            KernelLaunch { grid: batch * self.size, threads: CLUSTER_THREADS, smem, cluster: self.size, early };
+        Some(ClusterLaunch { launch, ring_slots })
+    }
+}
+
+impl SharedLayout {
     /// Bytes of shared memory before the ring with `m` right-hand sides (kernels/small.cu: a
     /// barrier per phase, two vectors per compute warp, the program, the vector slots).
     fn ring_offset(&self, m: usize) -> usize {
@@ -153,19 +172,6 @@ impl ClusterSolve {
     /// Blocks the ring can hold with `m` right-hand sides.
     fn ring_budget(&self, m: usize) -> usize {
         self.smem_optin.saturating_sub(self.ring_offset(m)) / (self.ld * self.ld * self.elem_bytes)
-    }
-
-    /// The launch for `m` right-hand sides, or `None` where a phase's blocks and the vectors do not
-    /// fit a CTA's shared memory together (the solve then takes the per-level launches).
-    pub(super) fn launch_for(&self, m: usize, batch: usize, early: bool) -> Option<ClusterLaunch> {
-        let ring_slots = self.longest.min(self.ring_budget(m)).max(1);
-        if m == 0 || m > CLUSTER_MAX_NRHS || ring_slots < self.widest {
-            return None;
-        }
-        let smem = self.ring_offset(m) + ring_slots * self.ld * self.ld * self.elem_bytes;
-        let launch =
-            KernelLaunch { grid: batch * self.size, threads: CLUSTER_THREADS, smem, cluster: self.size, early };
-        Some(ClusterLaunch { launch, ring_slots })
     }
 }
 

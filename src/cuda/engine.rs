@@ -934,7 +934,8 @@ impl<T: Scalar> CudaEngine<T> {
         let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
         if let Some((cl, cfg)) = self.cluster_solve(m) {
             let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
-            let (prog_ints, vec_slots, ring) = (cl.prog_ints as i32, cl.vec_slots as i32, cfg.ring_slots as i32);
+            let (prog_ints, vec_slots, ring) =
+                (cl.layout.prog_ints as i32, cl.layout.vec_slots as i32, cfg.ring_slots as i32);
             let stage_early = !after_writer as i32;
             let mut a = args![
                 linv,
