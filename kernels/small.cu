@@ -822,8 +822,9 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 // and only the solutions x_e go back to it.
 //
 // Each CTA runs a program the host compiles from the schedule's records (src/cuda/cluster.rs,
-// which also proves the data flow race-free), copied to shared memory first so that no phase
-// waits on a chain of dependent loads of records: for rank r at plan[plan[r]] .. plan[plan[r + 1]],
+// whose tests run the programs with each CTA as slow as it can be), copied to shared memory
+// first so that no phase waits on a chain of dependent loads of records: for rank r at
+// plan[plan[r]] .. plan[plan[r + 1]],
 //   [units' start per phase, and the end][first list index per phase, and the end]
 //   [vectors received per phase (each m columns of LD elements)][n_init][n_init × (slot, block):
 //    vectors loaded from y at the start][the blocks it reads in order of use: (code, phase),
@@ -905,7 +906,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
     int* prog = reinterpret_cast<int*>(smem_raw + CL_PROG_OFFSET);
-    // (jit.rs cluster_solve_smem_bytes: the same offsets)
+    // (src/cuda/cluster.rs SharedLayout::ring_offset: the same offsets)
     const int vec_offset = (CL_PROG_OFFSET + 4 * prog_ints + 15) / 16 * 16;
     real* vecs = reinterpret_cast<real*>(smem_raw + vec_offset);
     real* ring = reinterpret_cast<real*>(smem_raw + (vec_offset + vec_slots * m * LD * (int)sizeof(real) + 127) / 128 * 128);
