@@ -36,6 +36,58 @@
 #define TILES (TILES_PER_DIM * TILES_PER_DIM)
 #define TILE_PASSES ((TILES + SNT - 1) / SNT)
 
+// The solved couplings sX (one BS-sized slot each) are column-major (i + k·LD), except where the
+// update and the fills run on the FP64 tensor cores (SX_DMMA: f64, LD a multiple of 16, sm_80+):
+// there row i is contiguous and its element pairs are XOR-swizzled, pair p of row i at
+// i·LD + 2·(p ^ sx_swizzle(i)), so that both a panel warp's row stores (lane i: row i) and the
+// mma fragment loads (lane: row lane/4, pair lane%4 + 4u) are free of bank conflicts.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define SX_DMMA_ARCH 1
+#else
+#define SX_DMMA_ARCH 0
+#endif
+constexpr bool SX_DMMA = SX_DMMA_ARCH && sizeof(real) == 8 && LD % 16 == 0;
+__device__ __forceinline__ int sx_swizzle(int i) { return ((i & 7) >> 1) | ((i & 1) << 2); }
+__device__ __forceinline__ int sx_at(int i, int k) {
+    return SX_DMMA ? i * LD + 2 * ((k >> 1) ^ sx_swizzle(i)) + (k & 1) : i + k * LD;
+}
+// Lane i (< LD) puts its row x[] of a solved coupling into slot sx.
+__device__ __forceinline__ void store_sx_row(real* sx, const real (&x)[LD], int lane) {
+    if (SX_DMMA) {
+#pragma unroll
+        for (int p = 0; p < LD / 2; ++p)
+            *reinterpret_cast<real2*>(sx + lane * LD + 2 * (p ^ sx_swizzle(lane))) = real2{x[2 * p], x[2 * p + 1]};
+    } else {
+#pragma unroll
+        for (int k = 0; k < LD; ++k) sx[lane + k * LD] = x[k];
+    }
+}
+
+#if SX_DMMA_ARCH
+// c += a·b over one k-slice of an 8×8 tile (mma m8n8k4, f64): this lane's a = A[lane/4][slot
+// lane%4], b = B[slot lane%4][lane/4], c = C[lane/4][2·(lane%4) + {0, 1}].
+__device__ __forceinline__ void dmma_8x8x4(double (&c)[2], double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(c[0]), "+d"(c[1])
+                 : "d"(a), "d"(b));
+}
+// acc[v] += tile (I, J) of X_A·X_Bᵀ for X_A, X_B in the SX_DMMA layout: lane's slot c of k-step
+// (u, v) is k = 2·(4u + c) + v, the same k in its A and B fragments (the sum runs over all k in
+// another order), so each fragment pair is one 16-byte load. Two accumulators (v = 0, 1) keep two
+// independent mma chains in flight; their sum is the tile.
+__device__ __forceinline__ void dmma_tile_abt(double (&acc)[2][2], const real* XA, const real* XB, int I, int J,
+                                              int lane) {
+    const int r = lane >> 2, c = lane & 3, ia = 8 * I + r, ib = 8 * J + r;
+#pragma unroll
+    for (int u = 0; u < LD / 8; ++u) {
+        const real2 a = *reinterpret_cast<const real2*>(XA + ia * LD + 2 * ((4 * u + c) ^ sx_swizzle(ia)));
+        const real2 b = *reinterpret_cast<const real2*>(XB + ib * LD + 2 * ((4 * u + c) ^ sx_swizzle(ib)));
+        dmma_8x8x4(acc[0], a.x, b.x);
+        dmma_8x8x4(acc[1], a.y, b.y);
+    }
+}
+#endif
+
 // acc[p][q] += Σ_k A[i0+p, k]·B[j0+q, k] over k < LD (column-major, leading dimension LD).
 __device__ __forceinline__ void tile_abt(real (&acc)[TILE][TILE], const real* A, const real* B, int i0, int j0) {
 #pragma unroll
@@ -250,12 +302,12 @@ __device__ __noinline__ int panel_exact(const real* D, const real* X, int n, rea
 #pragma unroll
     for (int k = 0; k < LD; ++k) x[0][k] = (X && lane < LD) ? X[lane + k * LD] : real(0);
     const int f = potrf_panel_warp<1, true>(d, x, lane, thr, boost, *nboost, col);
+    if (f < 0 && lane < LD && sx) store_sx_row(sx, x[0], lane);
     if (f < 0 && lane < LD)
 #pragma unroll
         for (int k = 0; k < LD; ++k) {
             if (sl) sl[lane + k * LD] = d[k];
             if (out_l && k <= lane && lane < n && k < n) out_l[lane + k * LD] = d[k];
-            if (sx) sx[lane + k * LD] = x[0][k];
             if (out_x) out_x[lane + k * LD] = x[0][k];
         }
     return f;
@@ -298,17 +350,18 @@ __device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_
     }
     if (c == 0 && lane == 0) s_fail[g] = f, s_boost[g] = nboost;
     if (f >= 0 || lane >= LD) return;
+    if (has_x) store_sx_row(sX + (2 * g + c) * BS, x[0], lane);
 #pragma unroll
     for (int k = 0; k < LD; ++k) {
         if (PANEL_WRITE_OUT && c == 0) sL[g * BS + lane + k * LD] = d[k];
         if (out_l && k <= lane && lane < n && k < n) out_l[lane + k * LD] = d[k];
-        if (has_x) sX[(2 * g + c) * BS + lane + k * LD] = x[0][k];
         if (out_x) out_x[lane + k * LD] = x[0][k];
     }
 }
 
-// dst ← src for one LD×LD block (shared → global), 16-byte stores by the whole CTA; LOWER: only
-// the lower triangle of the n×n block, zeros elsewhere (the factor's stored form).
+// dst ← src for one LD×LD block (shared → global), 16-byte stores by the whole CTA; LOWER: a
+// factor (column-major), only the lower triangle of the n×n block, zeros elsewhere (its stored
+// form); otherwise a solved coupling in sX's layout (sx_at).
 template <bool LOWER>
 __device__ __forceinline__ void store_block(real* dst, const real* src, int n) {
     constexpr int V = 16 / sizeof(real) <= LD ? 16 / sizeof(real) : 1;  // elements per store
@@ -317,7 +370,7 @@ __device__ __forceinline__ void store_block(real* dst, const real* src, int n) {
 #pragma unroll
         for (int t = 0; t < V; ++t) {
             const int i = (idx + t) % LD, k = (idx + t) / LD;
-            v[t] = (!LOWER || (i >= k && i < n && k < n)) ? src[idx + t] : real(0);
+            v[t] = LOWER ? ((i >= k && i < n && k < n) ? src[idx + t] : real(0)) : src[sx_at(i, k)];
         }
         if (V == 2) *reinterpret_cast<real2*>(dst + idx) = *reinterpret_cast<const real2*>(v);
         else if (V == 4) *reinterpret_cast<float4*>(dst + idx) = *reinterpret_cast<const float4*>(v);
@@ -372,9 +425,10 @@ __device__ __forceinline__ void eliminate_groups(const int* r, const real* diag_
         real* out = xslot_base + e[E_SLOT + c] * BS;
 #pragma unroll
         for (int k = 0; k < LD; ++k) {
-            sX[(2 * g + c) * BS + row + k * LD] = x[k];
-            if (e[E_OWNED]) out[row + k * LD] = x[k];
+            if (!SX_DMMA) sX[(2 * g + c) * BS + row + k * LD] = x[k];  // (store_sx_row after the loop:
+            if (e[E_OWNED]) out[row + k * LD] = x[k];                     // f32 n = 32 71 -> 83 registers)
         }
+        if (SX_DMMA) store_sx_row(sX + (2 * g + c) * BS, x, row);
     }
 }
 #endif
@@ -422,7 +476,8 @@ __device__ __forceinline__ real rowvec_warp(const real (&a)[LD], real x) {
 // fill Ψ_{r,c} ← −X_r·X_cᵀ, D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ. WIDE picks the eliminations' kernel:
 // eliminate_groups for levels with CTAs enough to fill the device, eliminate_panels for the narrow
 // levels (engine.rs decides).
-// Dynamic shared memory: small_factor_smem_bytes (jit.rs): sX [2][2][BS], then sL [2][BS].
+// Dynamic shared memory: small_factor_smem_bytes (jit.rs): sX [2][2][BS], sL [2][BS], then sDa [BS]
+// (D_a, copied in while the panels run; only with SX_DMMA).
 template <bool WIDE>
 __device__ __forceinline__ void factor_record(const int* r, int item, int level, real* diag, real* slots, real* fact,
                                               real* xslots, int n, long long item_diag, long long item_slots,
@@ -431,6 +486,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* sX = reinterpret_cast<real*>(smem_raw);  // [2][2][BS] solved couplings
     real* sL = sX + 4 * BS;                         // [2][BS] factors
+    real* sDa = sL + 2 * BS;                        // [BS] D_a (SX_DMMA)
     __shared__ int s_fail[2], s_boost[2];
     if (skip_item(fail[item], level)) return;
     const int tid = threadIdx.x;
@@ -457,9 +513,15 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         }
     };
     constexpr int DA_LINES = (int)((BS * sizeof(real) + 127) / 128);
+    // With SX_DMMA, D_a is copied into shared memory (sDa) while the panels run: read after them
+    // from global memory it cost a memory latency (a prefetch into L1 did not survive the sweep).
     constexpr bool DA_LATE = !WIDE && LD > 16;
-    if (a >= 0 && !DA_LATE) load_da();
-    if (a >= 0 && DA_LATE)
+    if (SX_DMMA && a >= 0) {
+        constexpr int V = 16 / sizeof(real);
+        for (int k = V * tid; k < BS; k += V * SNT) copy_async_16(sDa + k, Da + k);
+        commit_async();
+    } else if (a >= 0 && !DA_LATE) load_da();
+    else if (a >= 0 && DA_LATE)
         for (int k = tid; k < DA_LINES; k += SNT) prefetch_l1(Da + k * (128 / sizeof(real)));
     real* fact_base = fact + item * item_diag;
     real* xslot_base = xslots + item * item_slots;
@@ -472,6 +534,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
 #endif
         eliminate_panels(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, sL, s_fail, s_boost, n, piv_thr,
                          piv_boost);
+    if (SX_DMMA) wait_async<0>();  // (sDa)
     __syncthreads();
     // Boosted pivots count once, in the CTA that owns the elimination.
     if (tid < 2 && tid < n_elim && r[2 + 8 * tid + E_OWNED] && s_boost[tid] > 0)
@@ -481,6 +544,49 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         return;
     }
     if (!WIDE && PANEL_WRITE_OUT) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
+#if SX_DMMA_ARCH
+    if constexpr (SX_DMMA) {
+        // The update's lower 8×8 tiles and every tile of the owned fills on the tensor cores, one
+        // tile per warp at a time (the DFMA tiles below were bound by their shared-memory loads:
+        // 2.9 of a level's ~9.5 µs at f64 n = 32, H100).
+        constexpr int T = LD / 8, T_UPD = T * (T + 1) / 2;
+        const int warp = tid >> 5, lane = tid & 31;
+        int fill_of[2], n_fill = 0;
+        for (int gg = 0; gg < n_elim; ++gg)
+            if (r[2 + 8 * gg + E_FILL] >= 0 && r[2 + 8 * gg + E_OWNED]) fill_of[n_fill++] = gg;
+        const int n_upd = a >= 0 ? T_UPD : 0;
+        for (int task = warp; task < n_upd + n_fill * T * T; task += SNT / 32) {
+            double acc[2][2] = {};
+            int I, J;
+            real* out;
+            if (task < n_upd) {
+                I = 0, J = task;  // the task-th tile of the lower triangle, row by row
+                while (J > I) J -= ++I;
+                for (int gg = 0; gg < n_elim; ++gg) {
+                    const real* X = sX + (2 * gg + r[2 + 8 * gg + E_UPD]) * BS;
+                    dmma_tile_abt(acc, X, X, I, J, lane);
+                }
+                out = item_diag_base + a * BS;
+            } else {
+                const int f = (task - n_upd) / (T * T), t = (task - n_upd) % (T * T);
+                const int* eg = r + 2 + 8 * fill_of[f];
+                I = t % T, J = t / T;
+                dmma_tile_abt(acc, sX + (2 * fill_of[f] + eg[E_FILL_ROWS]) * BS,
+                              sX + (2 * fill_of[f] + 1 - eg[E_FILL_ROWS]) * BS, I, J, lane);
+                out = slots + item * item_slots + eg[E_FILL] * BS;
+            }
+            const int i = 8 * I + (lane >> 2);
+#pragma unroll
+            for (int v = 0; v < 2; ++v) {
+                const int j = 8 * J + 2 * (lane & 3) + v;
+                const real prod = acc[0][v] + acc[1][v];
+                if (task >= n_upd) out[i + j * LD] = -prod;
+                else if (i >= j) out[i + j * LD] = sDa[i + j * LD] - prod;
+            }
+        }
+        return;
+    }
+#endif
     // D_a ← D_a − Σ X_{a,e}·X_{a,e}ᵀ (lower triangle), summed in a fixed order.
     if (a >= 0) {
         if (DA_LATE) load_da();
@@ -525,8 +631,9 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
 // gave them 157, one CTA per SM, and the wide levels of f32 n = 32, N = 16384 took 930 µs
 // instead of ~700), those of 9..16 to 64, four per SM (97 registers otherwise, two per SM:
 // n = 16, N = 16384 took 339 µs instead of 268, despite 48 bytes of spills; at n = 8 the same
-// bound cost 4 %, H100, 2026-11-24); an explicit 1 elsewhere let ptxas spend all 255 registers
-// for nothing.
+// bound cost 4 %, H100, 2026-11-24); the f64 panels of 9..16 to 128, two per SM (the tensor-core
+// update took them to 144, one per SM: f64 n = 16, N = 1024 81 µs instead of 71); an explicit 1
+// elsewhere let ptxas spend all 255 registers for nothing.
 // scripts/kernel-resources.sh prints a build's registers.
 #define FACTOR_LEVEL_KERNEL(NAME, WIDE, CTAS_PER_SM)                                                       \
     extern "C" __global__ void __launch_bounds__(SNT, CTAS_PER_SM)                                             \
@@ -539,7 +646,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         factor_record<WIDE>(r, blockIdx.x / n_work, level, diag, slots, fact, xslots, n, item_diag, item_slots, \
                             fail, piv_thr, piv_boost, boosted);                                                 \
     }
-FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 16 ? 2 : LD > 8 ? 4 : 0) : 0)
+FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 16 ? 2 : LD > 8 ? 4 : 0) : (LD > 8 && LD <= 16 ? 2 : 0))
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
 
 // L⁻¹ of every diagonal block of the factor, the form the solve reads (forward_record,

@@ -159,10 +159,10 @@ impl KernelSpec {
         self.ld <= 32
     }
 
-    /// Dynamic shared memory of the small-block factor kernels: the four solved couplings and
-    /// (wide levels) the two factors.
+    /// Dynamic shared memory of the small-block factor kernels: the four solved couplings, the
+    /// two factors and D_a (kernels/small.cu factor_record).
     pub fn small_factor_smem_bytes(&self) -> usize {
-        6 * self.ld * self.ld * self.dtype.size_bytes()
+        7 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the merged deep-level solve (kernels/small.cu `TAIL_GROUP_SMEM`
