@@ -307,6 +307,71 @@ fn gpu_device_rhs_non_finite_is_reported_and_leaves_the_array() {
     assert!(be < tolerance::<f64>(5), "solve after a rejected right-hand side: backward error {be:e}");
 }
 
+/// Where the cluster kernel is the whole solve (padded block size 32, few blocks), a one-pass
+/// device-array solve has it write the caller's solution itself (no unpack kernel): right answers
+/// in both layouts, with several right-hand sides and in place; a failed item's columns and an
+/// array with a NaN are left as they were; the plan solves right afterwards.
+#[test]
+fn gpu_device_solve_written_by_the_cluster_kernel() {
+    if !gpu_or_skip("gpu_device_solve_written_by_the_cluster_kernel") {
+        return;
+    }
+    use cudarc::driver::{CudaContext, DevicePtrMut};
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    for (nb, n, batch, nrhs) in [(2, 32, 1, 1), (23, 29, 3, 3), (64, 32, 2, 2), (5, 17, 2, 1)] {
+        let dims = Dims::new(batch, nb, n).unwrap();
+        let rows = dims.rows();
+        for layout in [Layout::RowMajor, Layout::ColMajor] {
+            let (mut d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, nrhs]), dims, layout, 1.0);
+            // The last item of a batch fails in its middle block (its column 0: −1e3 on the diagonal).
+            let bad = (batch > 1).then_some(batch - 1);
+            if let Some(bad) = bad {
+                let blk = &mut d[(bad * nb + nb / 2) * n * n..][..n * n];
+                (0..n).for_each(|k| blk[k * n + k] = -1e3);
+            }
+            let m = BlockTridiagRef::new(dims, layout, &d, &e).unwrap();
+            let mut p = Plan::<f64>::new(dims, PlanOptions { layout, ..cuda(1) }).unwrap();
+            p.upload(&m).unwrap();
+            assert_eq!(p.factor().is_err(), bad.is_some(), "N={nb} n={n} batch {batch}");
+            let shape = RhsShape::dense(dims, nrhs, layout);
+            let solve = |p: &mut Plan<f64>, b: &[f64]| {
+                let mut db = stream.clone_htod(b).unwrap();
+                stream.synchronize().unwrap();
+                let res = unsafe {
+                    let (pb, _g) = db.device_ptr_mut(&stream);
+                    p.solve_device(shape, pb as *mut f64)
+                };
+                p.synchronize().unwrap();
+                (res, stream.clone_dtoh(&db).unwrap())
+            };
+            let items = |x: &[f64], k: usize| x[k * rows * nrhs..][..rows * nrhs].to_vec();
+            for round in 0..2 {
+                let b = random_vec::<f64>(seed_from(&[nb, n, round]), batch * rows * nrhs);
+                let (res, x) = solve(&mut p, &b);
+                assert_eq!(res.is_err(), bad.is_some(), "N={nb} n={n} {layout:?}: {res:?}");
+                let skip: Vec<usize> = bad.into_iter().collect();
+                if let Some(bad) = bad {
+                    assert_eq!(items(&x, bad), items(&b, bad), "failed item's right-hand sides untouched");
+                }
+                let be = backward_error(
+                    &m,
+                    &RhsRef::new(dims, shape, &x).unwrap(),
+                    &RhsRef::new(dims, shape, &b).unwrap(),
+                    &skip,
+                );
+                assert!(be < tolerance::<f64>(n), "N={nb} n={n} batch {batch} {layout:?}: backward error {be:e}");
+                // A NaN anywhere: an error, and nothing of the array written.
+                let mut bn = b.clone();
+                bn[(batch / 2) * rows * nrhs + rows * nrhs / 2] = f64::NAN;
+                let (res, x) = solve(&mut p, &bn);
+                assert!(matches!(res, Err(Error::NonFinite { .. })), "{res:?}");
+                assert!(x.iter().zip(&bn).all(|(a, b)| a.to_bits() == b.to_bits()), "array written despite a NaN");
+            }
+        }
+    }
+}
+
 /// factor_solve (forward substitution interlaced with the factorization, one synchronisation)
 /// gives the same answer as factor then solve, skips a failed item, and falls back to chunks when
 /// there are more right-hand sides than one pass holds.
