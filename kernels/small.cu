@@ -1005,15 +1005,10 @@ __device__ __forceinline__ void send_vector(real v, const int* sends, int count,
 // `stage_early`: the kernel before this one does not write the factor or the failure keys (the
 // host knows: not the factor's last kernel, not a batch mask's), so the blocks of the first
 // phases are staged, and a failed item is skipped, before waiting for that kernel.
-// `out` (or null): where the kernel is the whole solve of a device-array solve, the caller's
-// solution, element (item, row, col) at out + item·out_item + row·out_rs + col·out_cs, written
-// beside z as btchol_unpack_rhs would (which is then not launched): not at all once the input
-// check (the previous kernel, btchol_convert_blocks*_rhs) cleared *any.
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
     const real* linv, const real* xslots, const real* y, real* z, const int* plan, int n_phases, int prog_ints,
     int vec_slots, int ring_slots, int n, int m, int rows, long long item_diag, long long item_slots,
-    long long item_rhs, const unsigned long long* fail, int stage_early, real* out, long long out_rs,
-    long long out_cs, long long out_item, const unsigned long long* any) {
+    long long item_rhs, const unsigned long long* fail, int stage_early) {
 #if __CUDA_ARCH__ >= 900 && LD == 32  // (one lane per row: the host plans clusters for LD = 32 only)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
@@ -1079,7 +1074,6 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     if (!stage_early && fail[item] != NO_FAILURE) return;
     const real* yb = y + item * item_rhs;
     real* zb = z + item * item_rhs;
-    real* ob = out != nullptr && *any == NO_FAILURE ? out + item * out_item : nullptr;
     // The tail's right-hand sides as the earlier levels left them, where this CTA reads them first.
     for (int idx = threadIdx.x; idx < n_init * m * LD; idx += CL_THREADS) {
         const int i = idx % LD, c = idx / LD % m, v = idx / (LD * m);
@@ -1144,7 +1138,6 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                     __syncwarp();
                     const real x = warp_matvec<true>(CL_BLOCK(q), vz, lane);
                     if (lane < n) __stcg(zb + (long long)u[0] * n + (long long)c * rows + lane, x);
-                    if (lane < n && ob) ob[((long long)u[0] * n + lane) * out_rs + c * out_cs] = x;
                     send_vector(x, sends + u[4], u[5], c, m, vecs, bars, lane);
                     __syncwarp();
                 }

@@ -307,13 +307,13 @@ fn gpu_device_rhs_non_finite_is_reported_and_leaves_the_array() {
     assert!(be < tolerance::<f64>(5), "solve after a rejected right-hand side: backward error {be:e}");
 }
 
-/// Where the cluster kernel is the whole solve (padded block size 32, few blocks), a one-pass
-/// device-array solve has it write the caller's solution itself (no unpack kernel): right answers
-/// in both layouts, with several right-hand sides and in place; a failed item's columns and an
-/// array with a NaN are left as they were; the plan solves right afterwards.
+/// One-pass device-array solves where the cluster kernel is the whole solve (padded block size
+/// 32, few blocks): right answers in both layouts, with several right-hand sides and in place; a
+/// failed item's columns and an array with a NaN are left as they were; the plan solves right
+/// afterwards.
 #[test]
-fn gpu_device_solve_written_by_the_cluster_kernel() {
-    if !gpu_or_skip("gpu_device_solve_written_by_the_cluster_kernel") {
+fn gpu_device_solve_through_the_cluster_kernel() {
+    if !gpu_or_skip("gpu_device_solve_through_the_cluster_kernel") {
         return;
     }
     use cudarc::driver::{CudaContext, DevicePtrMut};

@@ -905,7 +905,7 @@ impl<T: Scalar> CudaEngine<T> {
         let tail_from = self.tail_from(m);
         (0..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;
         // (After a forward level, which waits for its predecessor before its dependant may start.)
-        self.enqueue_solve_tail(m, after_writer && tail_from == 0, None)?;
+        self.enqueue_solve_tail(m, after_writer && tail_from == 0)?;
         self.enqueue_backward(m, tail_from)
     }
 
@@ -925,9 +925,8 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Queues the merged forward + backward substitution of the deep levels (small blocks only;
-    /// nothing on the other paths). `out`: the device-array solve whose caller solution the
-    /// cluster kernel also writes (only where it is the whole solve, see enqueue_solve_device).
-    fn enqueue_solve_tail(&self, m: usize, after_writer: bool, out: Option<&DeviceSolve>) -> Result<()> {
+    /// nothing on the other paths).
+    fn enqueue_solve_tail(&self, m: usize, after_writer: bool) -> Result<()> {
         let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
@@ -938,11 +937,6 @@ impl<T: Scalar> CudaEngine<T> {
             let (prog_ints, vec_slots, ring) =
                 (cl.layout.prog_ints as i32, cl.layout.vec_slots as i32, cfg.ring_slots as i32);
             let stage_early = !after_writer as i32;
-            let (out_ptr, out_rs, out_cs, out_item) = match out {
-                Some(ds) => (ds.dst, ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64),
-                None => (0u64, 0i64, 0i64, 0i64),
-            };
-            let any = self.any_nonfinite_ptr();
             let mut a = args![
                 linv,
                 xslots,
@@ -960,12 +954,7 @@ impl<T: Scalar> CudaEngine<T> {
                 item_s,
                 item_r,
                 fail,
-                stage_early,
-                out_ptr,
-                out_rs,
-                out_cs,
-                out_item,
-                any
+                stage_early
             ];
             return unsafe { cfg.launch.launch(&cl.func, self.stream.raw, &mut a) };
         }
@@ -1190,11 +1179,6 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
         self.fill_keys(&self.nonfinite)?;
         self.enqueue_pack(ds)?;
-        if self.seq.is_none() && self.cluster_solve(ds.m).is_some() && self.tail_from(ds.m) == 0 {
-            // The cluster kernel is the whole solve: it writes the caller's solution itself, one
-            // kernel (~4 µs at n = 32, N = 64, H100) and a graph node fewer.
-            return self.enqueue_solve_tail(ds.m, false, Some(&ds));
-        }
         self.enqueue_solve(ds.m, false)?;
         self.enqueue_unpack(ds)
     }
