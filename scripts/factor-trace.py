@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Per-level timeline of the narrow factor level kernel (globaltimer stamps inside each CTA).
 
-    python3 scripts/factor-trace.py instrument DIR
-        copies kernels/ to DIR and adds the stamps to DIR/small.cu: kernel start, after the PDL
+    python3 scripts/factor-trace.py instrument DIR [SRC]
+        copies SRC (default kernels/) to DIR and adds the stamps to DIR/small.cu: kernel start, after the PDL
         wait, panel start (the panel's loads landed) and end (plus its clock64 cycles), after the
         CTA barrier, after the panels' write-out, after the update (and, on the tensor-core path,
         the fills); thread 0 of each CTA prints them (`FT ...` lines) at the end. Asserts if the
@@ -18,8 +18,8 @@ the panel took 5.7 µs instead of 3.5 at f64 n = 32, H100).
 import collections, shutil, sys
 
 
-def instrument(d):
-    shutil.copytree("kernels", d, dirs_exist_ok=True)
+def instrument(d, src="kernels"):
+    shutil.copytree(src, d, dirs_exist_ok=True)
     p = d + "/small.cu"
     s = open(p).read()
 
@@ -82,4 +82,4 @@ def report(path):
 
 
 if __name__ == "__main__":
-    {"instrument": instrument, "report": report}[sys.argv[1]](sys.argv[2])
+    {"instrument": instrument, "report": report}[sys.argv[1]](*sys.argv[2:])
