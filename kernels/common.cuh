@@ -156,6 +156,10 @@ __device__ __forceinline__ unsigned cluster_size() {
 __device__ __forceinline__ void cluster_barrier_relaxed() {
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
+// The two halves of that barrier, for a thread that has work to do between them. A relaxed
+// arrive orders nothing: it is for readers whose loaded values were all used before it.
+__device__ __forceinline__ void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;" ::: "memory"); }
 // This CTA's shared-memory address `local` in the CTA of cluster rank `rank`.
 __device__ __forceinline__ unsigned cluster_map(unsigned local, unsigned rank) {
     unsigned r;
@@ -175,12 +179,27 @@ __device__ __forceinline__ void store_async(unsigned remote, float v, unsigned b
                  "r"(__float_as_uint(v)), "r"(bar)
                  : "memory");
 }
+// The same for two neighbouring elements (16-byte aligned): one store.
+__device__ __forceinline__ void store_async_pair(unsigned remote, double v0, double v1, unsigned bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];" ::"r"(remote),
+                 "d"(v0), "d"(v1), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void store_async_pair(unsigned remote, float v0, float v1, unsigned bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(remote),
+                 "f"(v0), "f"(v1), "r"(bar)
+                 : "memory");
+}
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned arrivals) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrivals) : "memory");
 }
 // The barrier's current phase also waits for `bytes` more of bulk copies.
 __device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
     asm volatile("mbarrier.expect_tx.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+// Arrives and makes the current phase also wait for `bytes` of asynchronous stores or copies.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");

@@ -313,15 +313,40 @@ __device__ __noinline__ int panel_exact(const real* D, const real* X, int n, rea
     return f;
 }
 
+// Where a level CTA's eliminations read their blocks: the per-level kernels read global memory;
+// the factor cluster (btchol_factor_cluster_small) reads what other CTAs pushed into its shared
+// memory (`recv`, one slot per input, bit k of `mask` set where input k arrived: k = 1 + g is
+// D_e of elimination g, k = 3 + 2g + c its coupling c) and global memory for the rest.
+struct GlobalInputs {
+    const int* r;
+    const real* diag_base;
+    const real* slot_base;
+    __device__ const real* diag(int g) const { return diag_base + r[2 + 8 * g + E_BLOCK] * BS; }
+    __device__ const real* coupling(int g, int c, bool has_x) const {
+        return slot_base + (has_x ? r[2 + 8 * g + E_SLOT + c] : 0) * BS;
+    }
+};
+struct ClusterInputs {
+    GlobalInputs global;
+    const real* recv;
+    int mask;
+    __device__ const real* diag(int g) const { return mask >> (1 + g) & 1 ? recv + (1 + g) * BS : global.diag(g); }
+    __device__ const real* coupling(int g, int c, bool has_x) const {
+        const int k = 3 + 2 * g + c;
+        return has_x && (mask >> k & 1) ? recv + k * BS : global.coupling(g, c, has_x);
+    }
+};
+
 // The eliminations of a level CTA by register panels (narrow levels: latency): warp 2g + c of
 // warps 0..3 (one per SM sub-partition) factors D_e of elimination g with its coupling c carried
 // along (potrf_panel_warp); with two couplings both warps factor D_e, redundantly, so neither
 // waits for the other's column of L. Leaves the solved couplings in sX[2g + c] and, per
 // PANEL_WRITE_OUT, the factor's rows in sL[g] or the owned factor and couplings in global memory;
 // s_fail[g], s_boost[g] (read after the next __syncthreads).
-__device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_base, const real* slot_base,
-                                                 real* fact_base, real* xslot_base, real* sX, real* sL, int* s_fail,
-                                                 int* s_boost, int n, real thr, real boost) {
+template <typename Inputs>
+__device__ __forceinline__ void eliminate_panels(const int* r, const Inputs& in, real* fact_base, real* xslot_base,
+                                                 real* sX, real* sL, int* s_fail, int* s_boost, int n, real thr,
+                                                 real boost) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = warp >> 1, c = warp & 1;
     const int* e = r + 2 + 8 * g;
     if (threadIdx.x < 2 && threadIdx.x >= r[1]) s_fail[threadIdx.x] = -1, s_boost[threadIdx.x] = 0;
@@ -330,8 +355,9 @@ __device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_
     const bool has_x = c < n_cpl;
     if (!has_x && c > 0) return;
     real d[LD], x[1][LD];
-    load_diag_rows(d, diag_base + e[E_BLOCK] * BS, n, lane);
-    const real* X = slot_base + (has_x ? e[E_SLOT + c] : 0) * BS;
+    const real* De = in.diag(g);
+    load_diag_rows(d, De, n, lane);
+    const real* X = in.coupling(g, c, has_x);
 #pragma unroll
     for (int k = 0; k < LD; ++k) x[0][k] = (has_x && lane < LD) ? X[lane + k * LD] : real(0);
     int nboost = 0;
@@ -342,7 +368,7 @@ __device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_
     real* out_x = own && has_x ? xslot_base + e[E_SLOT + c] * BS : nullptr;
     if (f == PANEL_SUBNORMAL) {
         nboost = 0;
-        f = panel_exact(diag_base + e[E_BLOCK] * BS, has_x ? X : nullptr, n,
+        f = panel_exact(De, has_x ? X : nullptr, n,
                         PANEL_WRITE_OUT && c == 0 ? sL + g * BS : nullptr, out_l,
                         has_x ? sX + (2 * g + c) * BS : nullptr, out_x, thr, boost, &nboost, s_col[warp]);
         if (c == 0 && lane == 0) s_fail[g] = f, s_boost[g] = nboost;
@@ -359,13 +385,14 @@ __device__ __forceinline__ void eliminate_panels(const int* r, const real* diag_
     }
 }
 
-// dst ← src for one LD×LD block (shared → global), 16-byte stores by the whole CTA; LOWER: a
+// dst ← src for one LD×LD block (shared → global), 16-byte stores by threads t < nt (t: this
+// thread's index among them; the whole CTA by default); LOWER: a
 // factor (column-major), only the lower triangle of the n×n block, zeros elsewhere (its stored
 // form); otherwise a solved coupling in sX's layout (sx_at).
 template <bool LOWER>
-__device__ __forceinline__ void store_block(real* dst, const real* src, int n) {
+__device__ __forceinline__ void store_block(real* dst, const real* src, int n, int t, int nt) {
     constexpr int V = 16 / sizeof(real) <= LD ? 16 / sizeof(real) : 1;  // elements per store
-    for (int idx = threadIdx.x * V; idx < LD * LD; idx += SNT * V) {
+    for (int idx = t * V; idx < LD * LD; idx += nt * V) {
         real v[V];
 #pragma unroll
         for (int t = 0; t < V; ++t) {
@@ -380,12 +407,13 @@ __device__ __forceinline__ void store_block(real* dst, const real* src, int n) {
 
 // Stores the owned factors and couplings that eliminate_panels left in shared memory (PANEL_WRITE_OUT).
 __device__ __forceinline__ void write_out_panels(const int* r, real* fact_base, real* xslot_base, const real* sX,
-                                                 const real* sL, int n) {
+                                                 const real* sL, int n, int t = threadIdx.x, int nt = SNT) {
     for (int g = 0; g < r[1]; ++g) {
         const int* e = r + 2 + 8 * g;
         if (!e[E_OWNED]) continue;
-        store_block<true>(fact_base + e[E_BLOCK] * BS, sL + g * BS, n);
-        for (int c = 0; c < e[E_NCPL]; ++c) store_block<false>(xslot_base + e[E_SLOT + c] * BS, sX + (2 * g + c) * BS, n);
+        store_block<true>(fact_base + e[E_BLOCK] * BS, sL + g * BS, n, t, nt);
+        for (int c = 0; c < e[E_NCPL]; ++c)
+            store_block<false>(xslot_base + e[E_SLOT + c] * BS, sX + (2 * g + c) * BS, n, t, nt);
     }
 }
 
@@ -472,6 +500,60 @@ __device__ __forceinline__ real rowvec_warp(const real (&a)[LD], real x) {
     return s[0] + s[1];
 }
 
+#if SX_DMMA_ARCH
+// The update's lower 8×8 tiles, D_a − Σ_e X_{a,e}·X_{a,e}ᵀ (only i ≥ j), and every tile of the
+// owned fills, −X_r·X_cᵀ, on the tensor cores, one tile per warp at a time (the DFMA tiles were
+// bound by their shared-memory loads: 2.9 of a level's ~9.5 µs at f64 n = 32, H100). Results go
+// to emit(g, i, j, v[2], count): g = −1 for D_a, else the elimination whose fill it is; v[t] is
+// element (i + t, j) (column-major neighbours), t < count (i ≥ j: one or two elements; an update
+// element above the diagonal is never emitted). Each lane's mma accumulator holds a row pair
+// (i, j), (i, j + 1) of the product it computes, so the product is computed transposed
+// (operands swapped; D_a's product is symmetric) to make its pairs neighbours in the result's
+// column-major storage. D_a is read at Da (shared memory, column-major).
+template <typename Emit>
+__device__ __forceinline__ void update_on_tensor_cores(const int* r, const real* sX, const real* Da, Emit emit) {
+    constexpr int T = LD / 8, T_UPD = T * (T + 1) / 2;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, a = r[0], n_elim = r[1];
+    int fill_of[2], n_fill = 0;
+    for (int gg = 0; gg < n_elim; ++gg)
+        if (r[2 + 8 * gg + E_FILL] >= 0 && r[2 + 8 * gg + E_OWNED]) fill_of[n_fill++] = gg;
+    const int n_upd = a >= 0 ? T_UPD : 0;
+    for (int task = warp; task < n_upd + n_fill * T * T; task += SNT / 32) {
+        double acc[2][2] = {};
+        int P, Q, g = -1;  // output tile (P, Q): rows 8P.., columns 8Q..
+        if (task < n_upd) {
+            P = 0, Q = task;  // the task-th tile of the lower triangle, row by row
+            while (Q > P) Q -= ++P;
+            for (int gg = 0; gg < n_elim; ++gg) {
+                const real* X = sX + (2 * gg + r[2 + 8 * gg + E_UPD]) * BS;
+                dmma_tile_abt(acc, X, X, Q, P, lane);
+            }
+        } else {
+            const int f = (task - n_upd) / (T * T), t = (task - n_upd) % (T * T);
+            g = fill_of[f];
+            const int* eg = r + 2 + 8 * g;
+            P = t % T, Q = t / T;
+            dmma_tile_abt(acc, sX + (2 * g + 1 - eg[E_FILL_ROWS]) * BS, sX + (2 * g + eg[E_FILL_ROWS]) * BS, Q, P,
+                          lane);
+        }
+        const int i = 8 * P + 2 * (lane & 3), j = 8 * Q + (lane >> 2);
+        real v[2];
+#pragma unroll
+        for (int t = 0; t < 2; ++t) v[t] = acc[0][t] + acc[1][t];
+        if (g >= 0) {
+            v[0] = -v[0], v[1] = -v[1];
+            emit(g, i, j, v, 2);
+        } else if (i >= j) {
+            v[0] = Da[i + j * LD] - v[0], v[1] = Da[i + 1 + j * LD] - v[1];
+            emit(-1, i, j, v, 2);
+        } else if (i + 1 == j) {
+            v[0] = Da[j + j * LD] - v[1];
+            emit(-1, j, j, v, 1);
+        }
+    }
+}
+#endif
+
 // Factorization of one level-CTA record r of item `item`: D̂_e ← chol(D_e), X_{s,e} ← Ψ_{s,e}·D̂_e⁻ᵀ,
 // fill Ψ_{r,c} ← −X_r·X_cᵀ, D_a ← D_a − Σ_e X_{a,e}·X_{a,e}ᵀ. WIDE picks the eliminations' kernel:
 // eliminate_groups for levels with CTAs enough to fill the device, eliminate_panels for the narrow
@@ -532,8 +614,8 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
                          piv_thr, piv_boost);
     } else
 #endif
-        eliminate_panels(r, item_diag_base, item_slot_base, fact_base, xslot_base, sX, sL, s_fail, s_boost, n, piv_thr,
-                         piv_boost);
+        eliminate_panels(r, GlobalInputs{r, item_diag_base, item_slot_base}, fact_base, xslot_base, sX, sL, s_fail,
+                         s_boost, n, piv_thr, piv_boost);
     if (SX_DMMA) wait_async<0>();  // (sDa)
     __syncthreads();
     // Boosted pivots count once, in the CTA that owns the elimination.
@@ -546,44 +628,13 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     if (!WIDE && PANEL_WRITE_OUT) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
 #if SX_DMMA_ARCH
     if constexpr (SX_DMMA) {
-        // The update's lower 8×8 tiles and every tile of the owned fills on the tensor cores, one
-        // tile per warp at a time (the DFMA tiles below were bound by their shared-memory loads:
-        // 2.9 of a level's ~9.5 µs at f64 n = 32, H100).
-        constexpr int T = LD / 8, T_UPD = T * (T + 1) / 2;
-        const int warp = tid >> 5, lane = tid & 31;
-        int fill_of[2], n_fill = 0;
-        for (int gg = 0; gg < n_elim; ++gg)
-            if (r[2 + 8 * gg + E_FILL] >= 0 && r[2 + 8 * gg + E_OWNED]) fill_of[n_fill++] = gg;
-        const int n_upd = a >= 0 ? T_UPD : 0;
-        for (int task = warp; task < n_upd + n_fill * T * T; task += SNT / 32) {
-            double acc[2][2] = {};
-            int I, J;
-            real* out;
-            if (task < n_upd) {
-                I = 0, J = task;  // the task-th tile of the lower triangle, row by row
-                while (J > I) J -= ++I;
-                for (int gg = 0; gg < n_elim; ++gg) {
-                    const real* X = sX + (2 * gg + r[2 + 8 * gg + E_UPD]) * BS;
-                    dmma_tile_abt(acc, X, X, I, J, lane);
-                }
-                out = item_diag_base + a * BS;
-            } else {
-                const int f = (task - n_upd) / (T * T), t = (task - n_upd) % (T * T);
-                const int* eg = r + 2 + 8 * fill_of[f];
-                I = t % T, J = t / T;
-                dmma_tile_abt(acc, sX + (2 * fill_of[f] + eg[E_FILL_ROWS]) * BS,
-                              sX + (2 * fill_of[f] + 1 - eg[E_FILL_ROWS]) * BS, I, J, lane);
-                out = slots + item * item_slots + eg[E_FILL] * BS;
-            }
-            const int i = 8 * I + (lane >> 2);
-#pragma unroll
-            for (int v = 0; v < 2; ++v) {
-                const int j = 8 * J + 2 * (lane & 3) + v;
-                const real prod = acc[0][v] + acc[1][v];
-                if (task >= n_upd) out[i + j * LD] = -prod;
-                else if (i >= j) out[i + j * LD] = sDa[i + j * LD] - prod;
-            }
-        }
+        real* Da_out = item_diag_base + (a >= 0 ? a : 0) * BS;
+        real* item_slots_out = slots + item * item_slots;
+        update_on_tensor_cores(r, sX, sDa, [&](int g, int i, int j, const real (&v)[2], int count) {
+            real* out = (g < 0 ? Da_out : item_slots_out + r[2 + 8 * g + E_FILL] * BS) + i + j * LD;
+            if (count == 2) *reinterpret_cast<real2*>(out) = real2{v[0], v[1]};
+            else out[0] = v[0];
+        });
         return;
     }
 #endif
@@ -648,6 +699,168 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
     }
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small, false, sizeof(real) == 4 ? (LD > 16 ? 2 : LD > 8 ? 4 : 0) : (LD > 8 && LD <= 16 ? 2 : 0))
 FACTOR_LEVEL_KERNEL(btchol_factor_level_small_wide, true, 0)
+
+// The deep levels of the factorization on one thread-block cluster per item (sm_90, f64 blocks
+// padded to 16 or 32: the tensor-core update, whose result elements each lane sends): rank j takes
+// the j-th level-CTA record of each level, and the blocks a level produces (the updated D_a, the
+// owned fills) go from the producer's registers straight into the shared memory of the CTAs that
+// read them at the next level (st.async, counted on the reader's mbarrier of that level), instead
+// of through global memory and a kernel boundary. What stays on a level's critical path is its
+// own chain: the panels (from shared memory), one CTA barrier, the update and its pushes. The
+// factor blocks and solved couplings still go to global memory (for the solve), after the pushes.
+//
+// The host compiles the program (src/cuda/factor_cluster.rs), FC_UNIT ints per (level, rank),
+// each followed by its level-CTA record (LREC ints):
+//   [0] record index (−1: idle at this level)   [1] mask of the inputs that arrive in
+//   shared memory (bit k: input k, ClusterInputs; bit 0: D_a)   [2] bytes that arrive
+//   [3..4] where the updated D_a goes, [5 + 2g .. 6 + 2g] where the fill of elimination g goes:
+//   rank | input << 5 of the reader at the next level (−1: nobody)
+// A level's inputs sit in receive buffer (level & 1). A CTA pushes into a buffer last read two
+// levels before only after the cluster barrier that every CTA arrives at once it has read its
+// inputs of the previous level (split arrive / wait: a wait one level later rarely waits).
+// A failed pivot is recorded and the program runs on (garbage, never used), so no CTA waits for
+// blocks that never come; the item is then skipped by every later kernel.
+#define FC_UNIT 9
+#define FC_INPUTS 7
+#define FC_MAX_LEVELS 32
+extern "C" __global__ void __launch_bounds__(SNT, 1) btchol_factor_cluster_small(
+    real* diag, real* slots, real* fact, real* xslots, const int* prog, int from, int n_levels, int n,
+    long long item_diag, long long item_slots, unsigned long long* fail, real piv_thr, real piv_boost,
+    unsigned* boosted) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (SX_DMMA) {
+        extern __shared__ __align__(128) unsigned char smem_raw[];
+        // Per level parity: sX [2][2][BS] solved couplings and sL [2][BS] factors (a level's are
+        // written to global memory during the next level's panels), then sDa [BS] (D_a read from
+        // global memory) and the receive buffers [2][FC_INPUTS][BS].
+        real* const sX_base = reinterpret_cast<real*>(smem_raw);
+        real* const sDa = sX_base + 12 * BS;
+        real* const recv = sDa + BS;
+        __shared__ unsigned long long bars[FC_MAX_LEVELS];
+        __shared__ int s_fail[2][2], s_boost[2][2];
+        const int rank = (int)cluster_rank(), csize = (int)cluster_size(), item = blockIdx.x / csize;
+        const int tid = threadIdx.x, warp = tid >> 5;
+        // This rank's program and records in shared memory, copied while the previous kernel
+        // runs (read from global memory at each level, their dependent loads cost ~1.5 µs of
+        // each level's ~8.5, f64 n = 32, H100). Entry FC_MAX_LEVELS is the warm-up's record.
+        __shared__ int s_prog[FC_MAX_LEVELS + 1][FC_UNIT + LREC];
+        for (int k = tid; k < n_levels * (FC_UNIT + LREC); k += SNT) {
+            const int l = k / (FC_UNIT + LREC), f = k % (FC_UNIT + LREC);
+            s_prog[l][f] = prog[(l * csize + rank) * (FC_UNIT + LREC) + f];
+        }
+        if (tid < FC_UNIT + LREC) {
+            // Two eliminations of two couplings each, owned by nobody: the panels only.
+            const int f = tid - FC_UNIT - 2;
+            s_prog[FC_MAX_LEVELS][tid] = tid == 0 ? 0 : tid == 1 ? 0x7e : tid == FC_UNIT ? -1 : tid == FC_UNIT + 1 ? 2
+                                         : f < 0 ? 0 : (f % 8 == E_NCPL ? 2 : f % 8 == E_FILL ? -1 : 0);
+        }
+        __syncthreads();
+        if (tid == 0) {
+            for (int l = 0; l < n_levels; ++l) {
+                mbar_init(&bars[l], 1);
+                mbar_arrive_expect_tx(&bars[l], (unsigned)s_prog[l][2]);
+            }
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        const real* item_diag_base = diag + item * item_diag;
+        const real* item_slot_base = slots + item * item_slots;
+        real* fact_base = fact + item * item_diag;
+        real* xslot_base = xslots + item * item_slots;
+        // The previous level's record whose factor and couplings are still to be written out.
+        const int* pending = nullptr;
+        auto write_out = [&](int l, int t, int nt) {  // (of level l − 1, by threads t < nt)
+            real* sX = sX_base + ((l - 1) & 1) * 6 * BS;
+            if (pending) write_out_panels(pending, fact_base, xslot_base, sX, sX + 4 * BS, n, t, nt);
+        };
+        // Iteration −1 is a warm-up, before waiting for the previous kernel: the panels of the
+        // first level on whatever the receive buffers hold, written nowhere but this CTA's
+        // scratch, so that the first real sweep runs from a warm instruction cache (cold, it took
+        // 7.1 µs instead of 3.3, f64 n = 32, H100). The start is opaque to the compiler so that
+        // the iteration is not peeled off into a copy of its own.
+        int l_first;
+        asm("mov.s32 %0, -1;" : "=r"(l_first));
+        for (int l = l_first; l < n_levels; ++l) {
+            const bool warm_up = l < 0;
+            const int* u = s_prog[warm_up ? FC_MAX_LEVELS : l];
+            const int rec = u[0];
+            if (rec < 0) {
+                if (PANEL_WRITE_OUT && pending) {
+                    write_out(l, tid, SNT);
+                    __syncthreads();  // (before the next level's panels rewrite those buffers)
+                }
+                pending = nullptr;
+                if (l > 0) cluster_wait();
+                cluster_arrive_relaxed();
+                continue;
+            }
+            const int* r = u + FC_UNIT;
+            const int a = r[0], n_elim = r[1], mask = u[1];
+            real* sX = sX_base + (l & 1) * 6 * BS;
+            real* sL = sX + 4 * BS;
+            int* fails = s_fail[l & 1];
+            const real* in = recv + (l & 1) * FC_INPUTS * BS;
+            const real* Da = in;
+            if (a >= 0 && !(mask & 1)) {
+                constexpr int V = 16 / sizeof(real);
+                for (int k = V * tid; k < BS; k += V * SNT) copy_async_16(sDa + k, item_diag_base + a * BS + k);
+                commit_async();
+                Da = sDa;
+            }
+            if (warp < 4) {
+                if (u[2] > 0) mbar_wait(&bars[l], 0);
+                eliminate_panels(r, ClusterInputs{GlobalInputs{r, item_diag_base, item_slot_base}, in, mask}, fact_base,
+                                 xslot_base, sX, sL, fails, s_boost[l & 1], n, piv_thr, piv_boost);
+            } else {
+                if (PANEL_WRITE_OUT) write_out(l, tid - 128, SNT - 128);
+                if (u[2] > 0) mbar_wait(&bars[l], 0);  // (D_a, read by every warp's update)
+            }
+            wait_async<0>();
+            __syncthreads();
+            if (warm_up) {
+                wait_for_previous_kernel();
+                // Read before the cluster meets, hence before any CTA of this item can change
+                // it: every rank makes the same choice.
+                const unsigned long long key = fail[item];
+                cluster_barrier_relaxed();  // (no push reaches a barrier not yet initialised)
+                if (skip_item(key, from)) return;
+                continue;
+            }
+            const bool failed = fails[0] >= 0 || fails[1] >= 0;
+            if (tid < 2 && tid < n_elim) {
+                if (fails[tid] >= 0) atomicMin(&fail[item], fail_key(from + l, r[2 + 8 * tid + E_BLOCK], fails[tid]));
+                // (after a failure at an earlier level the pivots are garbage: not counted)
+                else if (r[2 + 8 * tid + E_OWNED] && s_boost[l & 1][tid] > 0 &&
+                         *(volatile unsigned long long*)&fail[item] == NO_FAILURE)
+                    atomicAdd(&boosted[item], (unsigned)s_boost[l & 1][tid]);
+            }
+            pending = failed ? nullptr : r;
+            if (l > 0) cluster_wait();  // (every CTA has read its inputs of level l − 1)
+            // Where this level's blocks go: the receivers' buffer and barrier of the next level.
+            const unsigned next = smem_addr(recv + ((l + 1) & 1) * FC_INPUTS * BS);
+            const unsigned next_bar = smem_addr(&bars[l + 1 < FC_MAX_LEVELS ? l + 1 : 0]);
+            update_on_tensor_cores(r, sX, Da, [&](int g, int i, int j, const real (&v)[2], int count) {
+                const int* sends = u + (g < 0 ? 3 : 5 + 2 * g);
+#pragma unroll
+                for (int k = 0; k < 2; ++k)
+                    if (sends[k] >= 0) {
+                        const unsigned to = sends[k] & 31, slot = sends[k] >> 5;
+                        const unsigned at = cluster_map(next + (unsigned)((slot * BS + i + j * LD) * sizeof(real)), to);
+                        const unsigned bar = cluster_map(next_bar, to);
+                        if (count == 2) store_async_pair(at, v[0], v[1], bar);
+                        else store_async(at, v[0], bar);
+                    }
+            });
+            cluster_arrive_relaxed();  // (this thread's reads of level l's inputs are done)
+            if (!PANEL_WRITE_OUT) pending = nullptr;
+        }
+        if (PANEL_WRITE_OUT) {
+            __syncthreads();  // (the last level's panels are in shared memory)
+            write_out(n_levels, tid, SNT);
+        }
+        cluster_wait();  // no CTA leaves while another may still push into it
+    }
+#endif
+}
 
 // L⁻¹ of every diagonal block of the factor, the form the solve reads (forward_record,
 // backward_record: products instead of substitution chains; they read only the lower triangle,

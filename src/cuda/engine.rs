@@ -12,6 +12,7 @@ use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use super::cluster::{ClusterLaunch, ClusterSolve};
+use super::factor_cluster::FactorCluster;
 use super::jit::{
     self, KernelSpec, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS,
     SMALL_THREADS, TAIL_THREADS,
@@ -191,6 +192,9 @@ struct SmallPath<T> {
     /// The deep levels on a cluster per item instead (sm_90, blocks padded to 32; `None`
     /// elsewhere: see cluster.rs).
     cluster: Option<ClusterSolve>,
+    /// The factor's deep levels on a cluster per item (sm_90, f64 blocks padded to 16 or 32;
+    /// `None` elsewhere: see factor_cluster.rs).
+    factor_cluster: Option<FactorCluster>,
     /// First level of the merged tail (see `solve_tail`) and its table.
     tail_from: usize,
     tail: DeviceBuffer<i32>,
@@ -459,8 +463,11 @@ impl<T: Scalar> CudaEngine<T> {
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, dev.sm_count);
             let cluster_fn = f("btchol_solve_cluster_small")?;
             let cluster = ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels)?;
+            let factor_cluster_fn = f("btchol_factor_cluster_small")?;
+            let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cta_levels)?;
             Some(SmallPath {
                 cluster,
+                factor_cluster,
                 factor_level,
                 factor_level_wide,
                 wide_min_ctas,
@@ -741,7 +748,22 @@ impl<T: Scalar> CudaEngine<T> {
             let smem = self.spec.seq_factor_smem_bytes();
             return unsafe { self.launch_with(&sq.factor, d.batch, SEQ_THREADS, smem, &mut a) };
         }
-        (0..self.levels.len()).try_for_each(|l| self.enqueue_factor_level(l))?;
+        let (levels, cluster) = match self.small.as_ref().and_then(|sp| sp.factor_cluster.as_ref()) {
+            Some(fc) => (fc.from, Some(fc)),
+            None => (self.levels.len(), None),
+        };
+        (0..levels).try_for_each(|l| self.enqueue_factor_level(l))?;
+        if let (Some(fc), Some(sp)) = (cluster, &self.small) {
+            let d = self.dims;
+            let (n, (item_d, item_s)) = (d.block_size as i32, self.item_extents());
+            let (diag, slots, fact, xslots) = (self.diag.ptr, self.slots.ptr, sp.fact.ptr, sp.xslots.ptr);
+            let (prog, from, n_levels) = (fc.prog.ptr, fc.from as i32, fc.n_levels as i32);
+            let (fail, thr, boost, boosted) =
+                (self.fail.ptr, self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
+            let mut a =
+                args![diag, slots, fact, xslots, prog, from, n_levels, n, item_d, item_s, fail, thr, boost, boosted];
+            unsafe { fc.enqueue(self.stream.raw, d.batch, self.early_launch, &mut a)? };
+        }
         self.enqueue_inverse()
     }
 

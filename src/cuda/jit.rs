@@ -56,8 +56,9 @@ pub const KERNEL_NAMES: [&str; 16] = [
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 9] = [
+pub const SMALL_KERNEL_NAMES: [&str; 10] = [
     "btchol_factor_level_small",
+    "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
     "btchol_invert_small",
     "btchol_solve_tail_small",

@@ -6,6 +6,8 @@
 //!   cached in memory and on disk;
 //! * `cluster`: the deep levels of the small-block solve on a thread-block cluster per item
 //!   (sm_90), programs and data flow compiled on the host;
+//! * `factor_cluster`: the deep levels of the small-block factor on a cluster per item (sm_90),
+//!   blocks pushed from the CTA that produces them into the shared memory of those that read them;
 //! * [`engine`]: launch orchestration, one launch pair per schedule level (one launch per level
 //!   for n ≤ 32, one launch in all for the sequential algorithm), batch masks, pivot policy;
 //! * [`refine`]: the device side of mixed-precision refinement (f64 residuals on the GPU).
@@ -16,6 +18,7 @@
 
 mod cluster;
 pub mod engine;
+mod factor_cluster;
 pub mod jit;
 pub mod refine;
 pub mod runtime;
