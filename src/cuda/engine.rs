@@ -748,12 +748,11 @@ impl<T: Scalar> CudaEngine<T> {
             let smem = self.spec.seq_factor_smem_bytes();
             return unsafe { self.launch_with(&sq.factor, d.batch, SEQ_THREADS, smem, &mut a) };
         }
-        let (levels, cluster) = match self.small.as_ref().and_then(|sp| sp.factor_cluster.as_ref()) {
-            Some(fc) => (fc.from, Some(fc)),
-            None => (self.levels.len(), None),
-        };
-        (0..levels).try_for_each(|l| self.enqueue_factor_level(l))?;
-        if let (Some(fc), Some(sp)) = (cluster, &self.small) {
+        // (The deep levels on a cluster where the plan has one, the others level by level.)
+        let cluster = self.small.as_ref().and_then(|sp| Some((sp, sp.factor_cluster.as_ref()?)));
+        let launched_levels = cluster.map_or(self.levels.len(), |(_, fc)| fc.from);
+        (0..launched_levels).try_for_each(|l| self.enqueue_factor_level(l))?;
+        if let Some((sp, fc)) = cluster {
             let d = self.dims;
             let (n, (item_d, item_s)) = (d.block_size as i32, self.item_extents());
             let (diag, slots, fact, xslots) = (self.diag.ptr, self.slots.ptr, sp.fact.ptr, sp.xslots.ptr);
