@@ -100,6 +100,180 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
     if (lane == 0 && nboost > 0) boosted[item] = (unsigned)nboost;
 }
 
+// Factor, a warp pair per item, for batches too small to fill the device (each SM then holds a
+// warp or two, and a step is the one warp's chain: the syrk D_{i+1} − X_i·X_iᵀ, ~1K FMAs per lane
+// at LD = 32, then the pivot chain of D_{i+1}'s Cholesky). The warp that factors step i (the
+// producer) writes each column of X_i to sX as it becomes final; the other warp (the consumer)
+// accumulates X_i·X_iᵀ from those columns meanwhile, so when step i ends it holds D_{i+1}, updated,
+// in registers and factors it next: the roles alternate, and a step costs its pivot chain and the
+// last chunk of the syrk. Warp w stages its own blocks (D_p, E_p for p ≡ w mod 2, the syrk's
+// sum is added to D_p at the end), so cp.async groups stay per warp. The columns are handed over
+// in SEQ_CHUNKS chunks, each through a named barrier of the two warps. (A sync on both sides:
+// the consumer is nearly always there first, so the producer does not wait; with bar.arrive on
+// the producer's side compute-sanitizer's racecheck reports every handed-over column as a
+// hazard.) Same storage, failure keys and pivot policy as btchol_factor_seq_small; the pivot
+// comes by shuffle (PIVOT_SHUFFLE), as in the latency-bound level kernels.
+#define SEQ_PAIR_THREADS 64
+#define SEQ_CHUNKS (LD < 4 ? LD : 4)
+// Named barriers (0 is __syncthreads): chunk c of a step of parity `par`; the handshake of a step
+// swept again with the exact square root (PANEL_SUBNORMAL: the consumer is done with the first
+// sweep's columns, then the exact sweep's columns are in).
+#define SEQ_CHUNK_BAR(par, c) (1 + (par) * SEQ_CHUNKS + (c))
+#define SEQ_REDO_ACK_BAR (1 + 2 * SEQ_CHUNKS)
+#define SEQ_REDO_DONE_BAR (2 + 2 * SEQ_CHUNKS)
+
+// The non-aligned barrier.sync, not bar.sync (= barrier.sync.aligned): the producer reaches it
+// inside the unrolled sweep, where the compiler does not keep the warp converged, and an aligned
+// barrier with divergent lanes is undefined (compute-sanitizer's synccheck: "Divergent thread(s)
+// in block", also with a __syncwarp() before it). H200: n = 32 −2 %, n = 16 +9 % against bar.sync.
+__device__ __forceinline__ void pair_bar_sync(int id) {
+    asm volatile("barrier.sync %0, %1;" ::"r"(id), "n"(SEQ_PAIR_THREADS) : "memory");
+}
+
+// acc[k] −= Σ_{q0 ≤ q < q1} X[lane][q]·X[k][q] (X column-major in shared memory).
+__device__ __forceinline__ void syrk_columns(real (&acc)[LD], const real* X, int q0, int q1, int lane) {
+#pragma unroll
+    for (int q = 0; q < LD; ++q)
+        if (q >= q0 && q < q1) axpy_tail(acc, lane < LD ? X[lane + q * LD] : real(0), X + q * LD, 0);
+}
+
+// D_p's rows from shared memory plus the syrk's sum (identity padding beyond n).
+__device__ __forceinline__ void load_updated_rows(real (&a)[LD], const real* D, const real (&acc)[LD], int n, int lane) {
+    load_diag_rows(a, D, n, lane);
+#pragma unroll
+    for (int k = 0; k < LD; ++k) a[k] += acc[k];
+}
+
+// potrf_panel_warp's column hook in the producer: X_p[lane][j] to sX, and after the last column of
+// a chunk (but the last chunk, handed over once the step's status is known) the chunk's barrier.
+struct PublishColumns {
+    real* X;
+    int lane, par;
+    bool announce;
+    __device__ __forceinline__ void operator()(int j, const real* xj) const {
+        if (lane < LD) X[lane + j * LD] = xj[0];
+        const int c = j * SEQ_CHUNKS / LD;
+        if (announce && (j + 1) * SEQ_CHUNKS % LD == 0 && c + 1 < SEQ_CHUNKS) pair_bar_sync(SEQ_CHUNK_BAR(par, c));
+    }
+};
+
+// Dynamic shared memory: seq_pair_factor_smem_bytes (jit.rs): D_p and E_p per warp, X by parity.
+extern "C" __global__ void __launch_bounds__(SEQ_PAIR_THREADS) btchol_factor_seq_pair_small(
+    real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots, unsigned long long* fail,
+    real piv_thr, real piv_boost, unsigned* boosted) {
+    wait_for_previous_kernel();
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int item = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    real* sD = reinterpret_cast<real*>(smem_raw) + warp * BS;  // this warp's D_p
+    real* sE = sD + 2 * BS;                                   // and E_p
+    real* sX = reinterpret_cast<real*>(smem_raw) + 4 * BS;    // [2][BS] X_p by the parity of p
+    __shared__ __align__(16) real s_col[2][2 * LD];            // potrf_panel_warp's scratch, per warp
+    __shared__ int s_status;  // the producer's sweep result (−1, a failing column, PANEL_SUBNORMAL)
+    if (fail[item] != NO_FAILURE) return;  // masked out
+    real* D = diag + item * item_diag;
+    real* S = slots + item * item_slots;
+    auto stage = [&](int p) {  // this warp's blocks of step p
+        if (p < n_blocks) stage_block(sD, D + p * BS, LD, lane);
+        if (p + 1 < n_blocks) stage_block(sE, S + p * BS, LD, lane);
+        commit_async();
+    };
+    // The consumer of step s: a ← D_{s+1} − X_s·X_sᵀ; false where step s failed.
+    auto consume = [&](int s, real(&a)[LD]) -> bool {
+        const real* X = sX + (s & 1) * BS;
+        real acc[LD];
+#pragma unroll
+        for (int k = 0; k < LD; ++k) acc[k] = real(0);
+#pragma unroll
+        for (int c = 0; c < SEQ_CHUNKS; ++c) {
+            pair_bar_sync(SEQ_CHUNK_BAR(s & 1, c));
+            syrk_columns(acc, X, c * LD / SEQ_CHUNKS, (c + 1) * LD / SEQ_CHUNKS, lane);
+        }
+        int status = *(volatile int*)&s_status;
+        if (status == PANEL_SUBNORMAL) {
+            pair_bar_sync(SEQ_REDO_ACK_BAR);
+            pair_bar_sync(SEQ_REDO_DONE_BAR);
+#pragma unroll
+            for (int k = 0; k < LD; ++k) acc[k] = real(0);
+            syrk_columns(acc, X, 0, LD, lane);
+            status = *(volatile int*)&s_status;
+        }
+        if (status >= 0) return false;
+        wait_async<0>();
+        __syncwarp();
+        load_updated_rows(a, sD, acc, n, lane);
+        return true;
+    };
+    stage(warp);
+    real a[LD];
+    bool go;
+    if (warp == 0) {
+        wait_async<0>();
+        __syncwarp();
+        load_diag_rows(a, sD, n, lane);
+        go = true;
+    } else {
+        go = n_blocks > 1 && consume(0, a);
+    }
+    int nboost = 0;
+    for (int p = warp; go; p += 2) {  // produce step p (a: D_p, updated), then consume step p + 1
+        const bool publish = p + 1 < n_blocks;  // (X_p exists)
+        real* X = sX + (p & 1) * BS;
+        real x[1][LD];
+        auto load_x = [&] {
+#pragma unroll
+            for (int k = 0; k < LD; ++k) x[0][k] = (publish && lane < LD) ? sE[lane + k * LD] : real(0);
+        };
+        load_x();
+        const int boosted_before = nboost;
+        int f = potrf_panel_warp<1, false, true>(a, x, lane, piv_thr, piv_boost, nboost, s_col[warp],
+                                                 PublishColumns{X, lane, p & 1, publish});
+        if (f == PANEL_SUBNORMAL) {  // rare: the step again with the exact square root (small.cu rsqrt_pivot)
+            nboost = boosted_before;
+            if (publish) {
+                if (lane == 0) s_status = PANEL_SUBNORMAL;
+                pair_bar_sync(SEQ_CHUNK_BAR(p & 1, SEQ_CHUNKS - 1));
+                pair_bar_sync(SEQ_REDO_ACK_BAR);
+            }
+            // D_p as staged, minus X_{p−1}·X_{p−1}ᵀ (the other warp's columns, untouched until
+            // it has consumed this step).
+            real acc[LD];
+#pragma unroll
+            for (int k = 0; k < LD; ++k) acc[k] = real(0);
+            if (p > 0) syrk_columns(acc, sX + ((p - 1) & 1) * BS, 0, LD, lane);
+            load_updated_rows(a, sD, acc, n, lane);
+            load_x();
+            f = potrf_panel_warp<1, true, true>(a, x, lane, piv_thr, piv_boost, nboost, s_col[warp],
+                                                PublishColumns{X, lane, p & 1, false});
+            if (publish) {
+                if (lane == 0) s_status = f;
+                pair_bar_sync(SEQ_REDO_DONE_BAR);
+            }
+        } else if (publish) {
+            if (lane == 0) s_status = f;
+            pair_bar_sync(SEQ_CHUNK_BAR(p & 1, SEQ_CHUNKS - 1));
+        }
+        if (f >= 0) {
+            if (lane == 0) atomicMin(&fail[item], fail_key(0, p, f));
+            break;
+        }
+        __syncwarp();  // every lane has read D_p and E_p
+        stage(p + 2);
+        real* Dg = D + p * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k)
+            if (lane < n && k <= lane) Dg[lane + k * LD] = a[k];
+        if (publish) {
+            real* Xg = S + p * BS;
+#pragma unroll
+            for (int k = 0; k < LD; ++k)
+                if (lane < LD) Xg[lane + k * LD] = x[0][k];
+        }
+        go = p + 2 < n_blocks && consume(p + 1, a);
+    }
+    wait_async<0>();
+    if (lane == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
+}
+
 // Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
 // x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row].
 // The right-hand side is a register pipeline over the units (step, column) in sweep order: each

@@ -159,10 +159,14 @@ template <bool EXACT> __device__ __forceinline__ float rsqrt_pivot(float p) {
 // results are never used). Returns the first failing column, −1, or (without EXACT, see
 // rsqrt_pivot) PANEL_SUBNORMAL; warp-uniform. Pivot policy `thr`, `boost` (common.cuh), pivots
 // boosted before a failure added to `nboost` (warp-uniform). Rows of D beyond n are identity
-// padding, rows of C beyond n zero.
-template <int NX, bool EXACT = false, bool PIVOT_SHUFFLE = true>
+// padding, rows of C beyond n zero. `on_column(j, xj)` runs after column j with this lane's
+// final elements X_c[lane][j] (kernels/sequential.cu publishes them to a second warp).
+struct NoColumnHook {
+    __device__ __forceinline__ void operator()(int, const real*) const {}
+};
+template <int NX, bool EXACT = false, bool PIVOT_SHUFFLE = true, class ColumnHook = NoColumnHook>
 __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD], int lane, real thr, real boost,
-                                                int& nboost, real* col) {
+                                                int& nboost, real* col, ColumnHook on_column = ColumnHook()) {
     real d = __shfl_sync(FULL_MASK, a[0], 0);
     int failed = -1;
     bool subnormal = false;
@@ -204,6 +208,7 @@ __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD]
 #pragma unroll
             for (int c = 0; c < NX; ++c) x[c][k] = fma(-xj[c], lk[k], x[c][k]);
         }
+        on_column(j, xj);
     }
     return subnormal ? PANEL_SUBNORMAL : failed;
 }

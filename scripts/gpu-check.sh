@@ -5,7 +5,8 @@
 #                                 binary, strip them and put them in .bundle/ (git-ignored)
 #   scripts/gpu-check.sh run      (on the GPU machine, from the repository root) run every GPU
 #                                 test with BTCHOL_REQUIRE_GPU=1, compute-sanitizer memcheck and
-#                                 racecheck on a small and a medium problem, the Python binding's
+#                                 racecheck on small, medium and large problems (synccheck too on
+#                                 the sequential warp pair), the Python binding's
 #                                 tests against the bundled libbtchol.so, and a short benchmark;
 #                                 prints one summary line. Bench CSVs and logs.tgz (every step's
 #                                 log) go to $OUT (or .bundle/out).
@@ -72,6 +73,11 @@ done
 for t in .bundle/tests/gpu_solve-*; do
     step test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 "$t" --test-threads=1
 done
+# The sequential tests again with the one-warp factor forced (by default batches of at most two
+# items per SM take the warp-pair factor, so the small shapes would not reach it).
+for t in .bundle/tests/gpu_features-*; do
+    step test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 "$t" --test-threads=1 sequential
+done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
 for suite in refine_gradient masks regularize deterministic; do
@@ -91,18 +97,25 @@ medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --re
 # (n = 200) panels, each with a partial last panel, and the split gemm (every level at n > 64,
 # the narrow ones at n = 48).
 large="bench --backend cuda --dtype f64,f32 --n 48,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
+# The per-item sequential factor's warp pair (named barriers between its two warps), odd n and N.
+seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0"
 step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
 step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
 step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
 step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
 step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
 step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
+for tool in memcheck racecheck synccheck; do
+    step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
+done
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
 step bench-large .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device --n 64,128 \
     --N 64,256,1024,4096 --batch 1 --nrhs 1 --csv "$out/bench-large.csv"
 step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \
     --n 16 --N 32 --batch 1024 --csv "$out/bench-batch.csv"
+step bench-batch-256 .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \
+    --n 32 --N 128 --batch 256 --csv "$out/bench-batch-256.csv"
 step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024 \
     --mask-fraction 0.25 --csv "$out/bench-mask.csv"
 step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024,4096 \

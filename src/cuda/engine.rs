@@ -14,8 +14,8 @@ use cudarc::nvrtc::Ptx;
 use super::cluster::{ClusterLaunch, ClusterSolve};
 use super::factor_cluster::FactorCluster;
 use super::jit::{
-    self, KernelSpec, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_THREADS,
-    SMALL_THREADS, TAIL_THREADS,
+    self, KernelSpec, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS,
+    SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
@@ -272,8 +272,29 @@ fn wide_level_min_ctas(dtype: DType, sm_count: usize) -> usize {
 /// The per-item sequential path (kernels/sequential.cu): one launch factors, one solves.
 struct SeqPath {
     factor: CudaFunction,
+    /// Threads and dynamic shared memory per item of `factor`.
+    factor_threads: usize,
+    factor_smem: usize,
     solve: CudaFunction,
 }
+
+/// Whether the sequential factor runs a warp pair per item (`btchol_factor_seq_pair_small`: the
+/// syrk of each step overlaps the previous step's pivot chain) rather than one warp: where the
+/// batch leaves the SMs with few warps, so a step's latency, not the SMs' throughput, bounds it.
+/// `BTCHOL_SEQ_PAIR=0|1` forces either.
+fn seq_pair_factor(batch: usize, sm_count: usize) -> bool {
+    match std::env::var("BTCHOL_SEQ_PAIR").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => batch <= SEQ_PAIR_MAX_ITEMS_PER_SM * sm_count,
+    }
+}
+/// Items per SM up to which the warp-pair sequential factor is used. Measured (H200, 132 SMs, f64,
+/// factor µs, one warp → pair): 1 and 2 items per SM (B = 132, 256) gain 13–22 % (n = 32, N = 128,
+/// B = 256: 987 → 794; n = 16, N = 512: 1180 → 959); at 4 per SM (B = 528) the pair is up to 22 %
+/// slower, and at 8 (B = 1024) 4–35 %: with several warps per SM their throughput, not one chain's
+/// latency, bounds the sweep (bench/results/ab/README.md).
+const SEQ_PAIR_MAX_ITEMS_PER_SM: usize = 2;
 
 /// A launch sequence the engine captures once as a CUDA graph and replays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -439,9 +460,13 @@ impl<T: Scalar> CudaEngine<T> {
         let stream = Stream::new_owned(&dev)?;
         let b = dims.batch;
         let seq = if algorithm == GpuAlgorithm::Sequential {
-            let factor = f("btchol_factor_seq_small")?;
-            opt_in_shared_memory(&factor, spec.seq_factor_smem_bytes())?;
-            Some(SeqPath { factor, solve: f("btchol_solve_seq_small")? })
+            let (factor, factor_threads, factor_smem) = if seq_pair_factor(b, dev.sm_count) {
+                (f("btchol_factor_seq_pair_small")?, SEQ_PAIR_THREADS, spec.seq_pair_factor_smem_bytes())
+            } else {
+                (f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes())
+            };
+            opt_in_shared_memory(&factor, factor_smem)?;
+            Some(SeqPath { factor, factor_threads, factor_smem, solve: f("btchol_solve_seq_small")? })
         } else {
             None
         };
@@ -745,8 +770,7 @@ impl<T: Scalar> CudaEngine<T> {
             let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
             let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
             let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
-            let smem = self.spec.seq_factor_smem_bytes();
-            return unsafe { self.launch_with(&sq.factor, d.batch, SEQ_THREADS, smem, &mut a) };
+            return unsafe { self.launch_with(&sq.factor, d.batch, sq.factor_threads, sq.factor_smem, &mut a) };
         }
         // (The deep levels on a cluster where the plan has one, the others level by level.)
         let cluster = self.small.as_ref().and_then(|sp| Some((sp, sp.factor_cluster.as_ref()?)));

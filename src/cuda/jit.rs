@@ -56,7 +56,7 @@ pub const KERNEL_NAMES: [&str; 16] = [
 ];
 
 /// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 10] = [
+pub const SMALL_KERNEL_NAMES: [&str; 11] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
@@ -66,6 +66,7 @@ pub const SMALL_KERNEL_NAMES: [&str; 10] = [
     "btchol_forward_level_small",
     "btchol_backward_level_small",
     "btchol_factor_seq_small",
+    "btchol_factor_seq_pair_small",
     "btchol_solve_seq_small",
 ];
 /// Threads per CTA of the small-block level kernels (kernels/small.cu `SNT`).
@@ -83,6 +84,8 @@ pub const CLUSTER_MAX_PHASES: usize = 64;
 
 /// Threads per CTA of the per-item sequential kernels (kernels/sequential.cu `SEQ_THREADS`).
 pub const SEQ_THREADS: usize = 32;
+/// Threads per CTA of the warp-pair sequential factor (kernels/sequential.cu `SEQ_PAIR_THREADS`).
+pub const SEQ_PAIR_THREADS: usize = 64;
 /// Largest block size of the per-item sequential kernels (the small-block variants).
 pub const SEQ_MAX_BLOCK_SIZE: usize = 32;
 
@@ -176,6 +179,11 @@ impl KernelSpec {
     /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.
     pub fn seq_factor_smem_bytes(&self) -> usize {
         5 * self.ld * self.ld * self.dtype.size_bytes()
+    }
+
+    /// Dynamic shared memory of the warp-pair sequential factor: D and E per warp, X by step parity.
+    pub fn seq_pair_factor_smem_bytes(&self) -> usize {
+        6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the forward / backward eliminate kernels: for 32 < ld ≤ 128 they
