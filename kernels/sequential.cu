@@ -1,5 +1,6 @@
 // Per-item sequential block Cholesky (paper Algorithm 1) for batches of short systems, BT_LD ≤ 32:
-// one warp per item sweeps its N blocks, so a batch needs one launch and no grid-wide
+// one warp per item (a warp pair for batches too small to fill the device, btchol_factor_seq_pair_small)
+// sweeps its N blocks, so a batch needs one launch and no grid-wide
 // synchronisation, and does the fewest flops (no fill-in; nested dissection does ≈ 2.7×).
 // Lane i holds row i of the current block in registers; the next step's blocks are staged into
 // shared memory with cp.async while the warp computes, so the sweep waits on arithmetic, not on

@@ -289,11 +289,11 @@ fn seq_pair_factor(batch: usize, sm_count: usize) -> bool {
         _ => batch <= SEQ_PAIR_MAX_ITEMS_PER_SM * sm_count,
     }
 }
-/// Items per SM up to which the warp-pair sequential factor is used. Measured (H200, 132 SMs, f64,
-/// factor µs, one warp → pair): 1 and 2 items per SM (B = 132, 256) gain 13–22 % (n = 32, N = 128,
-/// B = 256: 987 → 794; n = 16, N = 512: 1180 → 959); at 4 per SM (B = 528) the pair is up to 22 %
-/// slower, and at 8 (B = 1024) 4–35 %: with several warps per SM their throughput, not one chain's
-/// latency, bounds the sweep (bench/results/ab/README.md).
+/// Items per SM up to which the warp-pair sequential factor is used. Measured (f64 factor, one warp
+/// → pair, 132 SMs; bench/results/ab/README.md): with 1 or 2 items per SM the pair gains 9–22 %
+/// (H100, n = 32, N = 128, B = 256: 1001 → 784 µs); from 2.5 per SM on it loses (H100, same shape,
+/// B = 330 / 396 / 528: +9 / +11 / +13 %; H200, B = 1024: +2…+35 %): with several warps per SM
+/// their throughput, not one chain's latency, bounds the sweep.
 const SEQ_PAIR_MAX_ITEMS_PER_SM: usize = 2;
 
 /// A launch sequence the engine captures once as a CUDA graph and replays.
