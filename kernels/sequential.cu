@@ -19,6 +19,13 @@ __device__ __forceinline__ void stage_block(real* dst, const real* src, int sld,
     for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS) copy_async(dst + idx % LD + (idx / LD) * sld, src + idx);
 }
 
+// acc[k] −= Σ_{q0 ≤ q < q1} X[lane][q]·X[k][q] (X column-major in shared memory).
+__device__ __forceinline__ void syrk_columns(real (&acc)[LD], const real* X, int q0, int q1, int lane) {
+#pragma unroll
+    for (int q = 0; q < LD; ++q)
+        if (q >= q0 && q < q1) axpy_tail(acc, lane < LD ? X[lane + q * LD] : real(0), X + q * LD, 0);
+}
+
 // Factor: for i = 0..N−1: D_i ← D_i − X_{i−1}·X_{i−1}ᵀ, D̂_i ← chol(D_i), X_i ← E_i·D̂_i⁻ᵀ.
 // Dynamic shared memory: seq_factor_smem_bytes (jit.rs): D and E double-buffered, X.
 extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_small(
@@ -52,8 +59,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
         __syncwarp();
         real a[LD];
         const real* Di = sD + cur * BS;
-#pragma unroll
-        for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? Di[lane + k * LD] : real(lane == k ? 1 : 0);
+        load_diag_rows(a, Di, n, lane);
         if (i > 0) {
             // a[k] −= Σ_q X[lane][q]·X[k][q] (sX holds X column-major: X[k][q] at k + q·LD).
 #pragma unroll
@@ -68,12 +74,8 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
         int f = potrf_panel_warp<1, false, false>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
         if (f == PANEL_SUBNORMAL) {  // rare: the step again with the exact square root (small.cu rsqrt_pivot)
             nboost = boosted_before;
-#pragma unroll
-            for (int k = 0; k < LD; ++k) a[k] = (lane < n && k < n) ? Di[lane + k * LD] : real(lane == k ? 1 : 0);
-            if (i > 0)
-#pragma unroll
-                for (int q = 0; q < LD; ++q)  // X_{i−1}'s row (lanes beyond LD have none)
-                    axpy_tail(a, lane < LD ? sX[lane + q * LD] : real(0), sX + q * LD, 0);
+            load_diag_rows(a, Di, n, lane);
+            if (i > 0) syrk_columns(a, sX, 0, LD, lane);  // (X_{i−1}'s rows from sX: x[] now holds E_i's)
 #pragma unroll
             for (int k = 0; k < LD; ++k) x[0][k] = (i + 1 < n_blocks && lane < LD) ? Ei[lane + k * LD] : real(0);
             f = potrf_panel_warp<1, true, false>(a, x, lane, piv_thr, piv_boost, nboost, s_col);
@@ -129,13 +131,6 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
 // in block", also with a __syncwarp() before it). H200: n = 32 −2 %, n = 16 +9 % against bar.sync.
 __device__ __forceinline__ void pair_bar_sync(int id) {
     asm volatile("barrier.sync %0, %1;" ::"r"(id), "n"(SEQ_PAIR_THREADS) : "memory");
-}
-
-// acc[k] −= Σ_{q0 ≤ q < q1} X[lane][q]·X[k][q] (X column-major in shared memory).
-__device__ __forceinline__ void syrk_columns(real (&acc)[LD], const real* X, int q0, int q1, int lane) {
-#pragma unroll
-    for (int q = 0; q < LD; ++q)
-        if (q >= q0 && q < q1) axpy_tail(acc, lane < LD ? X[lane + q * LD] : real(0), X + q * LD, 0);
 }
 
 // D_p's rows from shared memory plus the syrk's sum (identity padding beyond n).

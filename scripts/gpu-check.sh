@@ -6,8 +6,8 @@
 #   scripts/gpu-check.sh run      (on the GPU machine, from the repository root) run every GPU
 #                                 test with BTCHOL_REQUIRE_GPU=1, compute-sanitizer memcheck and
 #                                 racecheck on small, medium and large problems (synccheck too on
-#                                 the sequential warp pair), the Python binding's
-#                                 tests against the bundled libbtchol.so, and a short benchmark;
+#                                 the sequential warp pair), the Python binding's tests against
+#                                 the bundled libbtchol.so, and a short benchmark;
 #                                 prints one summary line. Bench CSVs and logs.tgz (every step's
 #                                 log) go to $OUT (or .bundle/out).
 #   scripts/gpu-check.sh run tests|checks
