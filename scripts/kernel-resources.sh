@@ -31,7 +31,7 @@ for shape in "${shapes[@]}"; do
     "$venv/bin/python" - "$lib/libnvrtc.so.13" "$t" "$ld" "$threads" "$regex" <<'PY'
 import ctypes, os, re, subprocess, sys, tempfile
 lib, t, ld, nt, regex = sys.argv[1:6]
-names = ["common.cuh", "block_ops.cuh", "factor.cu", "solve.cu", "small.cu", "sequential.cu", "layout.cu"]  # jit.rs KERNEL_SOURCES
+names = ["common.cuh", "block_ops.cuh", "factor.cu", "solve.cu", "small.cu", "sequential.cu", "chunks.cu", "layout.cu"]  # jit.rs KERNEL_SOURCES
 kdir = os.environ.get("BTCHOL_KERNEL_DIR")
 def text(n):
     p = os.path.join(kdir, n) if kdir and os.path.exists(os.path.join(kdir, n)) else os.path.join("kernels", n)

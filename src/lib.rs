@@ -27,7 +27,7 @@ pub mod schedule;
 
 pub use error::{Error, Operand, Result};
 pub use model::{BlockTridiagRef, Dims, Layout, RhsMut, RhsRef, RhsShape};
-pub use plan::{Algorithm, Backend, ItemStatus, MixedPlan, Plan, PlanOptions, RefineOptions, RefineReport};
+pub use plan::{Algorithm, Backend, ItemStatus, MixedPlan, Partition, Plan, PlanOptions, RefineOptions, RefineReport};
 pub use scalar::{DType, Scalar};
 
 /// The crate version, as in Cargo.toml.

@@ -42,6 +42,37 @@ pub enum Algorithm {
     NestedDissection,
 }
 
+/// How nested dissection orders the blocks (ignored by the sequential algorithm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Partition {
+    /// The plan's choice (today: plain nested dissection everywhere; the environment variable
+    /// `BTCHOL_CHUNK=k` selects `Chunks(k)`, `BTCHOL_CHUNK=0` plain, for experiments).
+    #[default]
+    Auto,
+    /// Plain nested dissection, [`Schedule::new`]: ⌊log₂N⌋+1 levels.
+    None,
+    /// Chunks of k ≥ 1 blocks eliminated in order, then their separators by nested dissection
+    /// ([`Schedule::partitioned`]): k + ⌊log₂(N/(k+1))⌋ + 1 levels, about half the bytes moved.
+    Chunks(usize),
+}
+
+impl Partition {
+    /// The schedule this choice gives for N blocks.
+    pub(crate) fn schedule(self, n_blocks: usize) -> Result<Schedule> {
+        let chunk = match self {
+            Partition::Auto => match std::env::var("BTCHOL_CHUNK") {
+                Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+                    Error::InvalidArgument(format!("BTCHOL_CHUNK must be a block count (0: plain), got {v:?}"))
+                })?,
+                Err(_) => 0,
+            },
+            Partition::None => 0,
+            Partition::Chunks(k) => k,
+        };
+        Ok(if chunk == 0 { Schedule::new(n_blocks) } else { Schedule::partitioned(n_blocks, chunk) })
+    }
+}
+
 impl Backend {
     pub fn name(self) -> &'static str {
         match self {
@@ -100,6 +131,8 @@ pub struct PlanOptions {
     /// integer `atomicMin` for failure keys). A future backend that uses atomics for speed must
     /// honour this flag with ordered reductions.
     pub deterministic: bool,
+    /// Nested dissection's block ordering (see [`Partition`]); both backends.
+    pub partition: Partition,
 }
 
 impl PlanOptions {
@@ -278,6 +311,9 @@ impl<T: Scalar> Plan<T> {
         let threads = options.resolved_threads();
         let max_nrhs = if options.max_nrhs == 0 { 16 } else { options.max_nrhs };
         let pivots = options.pivot_policy::<T>()?;
+        if options.partition == Partition::Chunks(0) {
+            return Err(Error::InvalidArgument("Partition::Chunks needs at least one block per chunk".into()));
+        }
         let work = dims.batch as f64 * dims.n_blocks as f64 * (dims.block_size as f64).powi(3);
         let want_gpu = match options.backend {
             Backend::Cuda => true,
@@ -294,7 +330,7 @@ impl<T: Scalar> Plan<T> {
                 boost: pivots.boost,
                 diag_shift: T::from_f64(options.diag_shift),
             };
-            match CudaEngine::new(dims, Schedule::new(dims.n_blocks), max_nrhs, algorithm, numerics) {
+            match CudaEngine::new(dims, options.partition.schedule(dims.n_blocks)?, max_nrhs, algorithm, numerics) {
                 Ok(e) => return Ok(Self::with_engine(dims, options, Engine::Cuda(Box::new(e)))),
                 Err(e) if options.backend == Backend::Cuda => return Err(e),
                 Err(_) => {} // Auto: fall back to the CPU.
@@ -304,7 +340,11 @@ impl<T: Scalar> Plan<T> {
             Algorithm::Auto => Self::auto_cpu_algorithm(dims, threads),
             a => a,
         };
-        let engine = CpuEngine::new(dims, algorithm, threads, T::from_f64(options.diag_shift), pivots)?;
+        let schedule = match algorithm {
+            Algorithm::NestedDissection => Some(options.partition.schedule(dims.n_blocks)?),
+            _ => None,
+        };
+        let engine = CpuEngine::new(dims, algorithm, schedule, threads, T::from_f64(options.diag_shift), pivots)?;
         Ok(Self::with_engine(dims, options, Engine::Cpu(engine)))
     }
 

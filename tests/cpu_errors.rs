@@ -37,6 +37,16 @@ fn not_positive_definite_is_reported_at_the_chosen_item_and_block() {
                     Error::NotPositiveDefinite { item: bad_item, block, column: 0 },
                     "{alg:?} N={nb} n={n}"
                 );
+                // The partitioned order fails at the same block.
+                let opts = PlanOptions {
+                    backend: Backend::Cpu,
+                    algorithm: alg,
+                    partition: Partition::Chunks(3),
+                    ..Default::default()
+                };
+                let mut q = Plan::<f64>::new(dims, opts).unwrap();
+                q.upload(&m).unwrap();
+                assert_eq!(q.factor().unwrap_err(), Error::NotPositiveDefinite { item: bad_item, block, column: 0 });
                 assert!(err.to_string().contains(&format!("block {block}")), "message names the block: {err}");
                 // Other items are factored and solvable; the failed item's rhs is left untouched.
                 for (i, st) in p.item_status().iter().enumerate() {

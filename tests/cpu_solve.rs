@@ -164,3 +164,38 @@ fn ill_conditioned_blocks_are_solved_backward_stably() {
     run::<f64>(1e10);
     run::<f32>(1e5);
 }
+
+/// The partitioned schedule (chunks eliminated in order, then their separators by nested
+/// dissection) through the CPU executor: every chunk length from the sequential extreme (one
+/// chunk) to chunks of one block, awkward N (prime, a short last chunk, no separator) and n.
+#[test]
+fn partitioned_nested_dissection_backward_error_is_small() {
+    for chunk in [1, 2, 3, 7, 15, 100] {
+        for nb in [1, 2, 3, 5, 16, 17, 64, 131] {
+            for (n, batch, nrhs) in [(1, 1, 1), (3, 3, 5), (8, 1, 2), (31, 2, 1)] {
+                for threads in [1, 2] {
+                    let dims = Dims::new(batch, nb, n).unwrap();
+                    let opts = PlanOptions {
+                        backend: Backend::Cpu,
+                        algorithm: Algorithm::NestedDissection,
+                        partition: Partition::Chunks(chunk),
+                        threads,
+                        ..Default::default()
+                    };
+                    let seed = seed_from(&[nb, n, batch, nrhs, chunk, threads]);
+                    let be = solve_random::<f64>(seed, dims, nrhs, Layout::ColMajor, opts).backward_error();
+                    assert!(be < tolerance::<f64>(n), "chunk={chunk} N={nb} n={n} B={batch} seed={seed}: {be:e}");
+                    let be = solve_random::<f32>(seed, dims, nrhs, Layout::RowMajor, opts).backward_error();
+                    assert!(be < tolerance::<f32>(n), "f32 chunk={chunk} N={nb} n={n} B={batch} seed={seed}: {be:e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn partition_chunks_of_zero_blocks_is_an_invalid_argument() {
+    let opts = PlanOptions { backend: Backend::Cpu, partition: Partition::Chunks(0), ..Default::default() };
+    let err = Plan::<f64>::new(Dims::new(1, 8, 2).unwrap(), opts).map(|_| ()).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+}

@@ -53,20 +53,23 @@ pub(crate) fn try_zeroed<T: Scalar>(len: usize, what: &str) -> Result<Vec<T>> {
 }
 
 impl<T: Scalar> CpuEngine<T> {
-    /// `algorithm` must be resolved (not `Auto`); `threads` ≥ 1. `diag_shift` is added to every
-    /// diagonal entry on upload; `pivots` says what potrf does with small pivots.
+    /// `algorithm` must be resolved (not `Auto`), `schedule` given exactly for nested dissection
+    /// (plain or partitioned); `threads` ≥ 1. `diag_shift` is added to every diagonal entry on
+    /// upload; `pivots` says what potrf does with small pivots.
     pub fn new(
         dims: Dims,
         algorithm: Algorithm,
+        schedule: Option<Schedule>,
         threads: usize,
         diag_shift: T,
         pivots: PivotPolicy<T>,
     ) -> Result<Self> {
-        let schedule = match algorithm {
-            Algorithm::NestedDissection => Some(Schedule::new(dims.n_blocks)),
-            Algorithm::Sequential => None,
-            Algorithm::Auto => unreachable!("algorithm is resolved by the plan"),
-        };
+        assert_eq!(
+            schedule.is_some(),
+            algorithm == Algorithm::NestedDissection,
+            "a schedule exactly for nested dissection"
+        );
+        assert!(schedule.as_ref().is_none_or(|s| s.n_blocks() == dims.n_blocks));
         let slots_per_item = schedule.as_ref().map_or(dims.n_blocks - 1, |s| s.n_slots());
         let diag = try_zeroed(dims.diag_len(), "CPU diagonal-block workspace")?;
         let slots = try_zeroed(dims.batch * slots_per_item * dims.block_len(), "CPU coupling workspace")?;

@@ -17,13 +17,14 @@ use crate::error::{Error, Result};
 use crate::scalar::DType;
 
 /// The kernel sources, concatenated into one translation unit (common definitions first).
-pub const KERNEL_SOURCES: [(&str, &str); 7] = [
+pub const KERNEL_SOURCES: [(&str, &str); 8] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     ("block_ops.cuh", include_str!("../../kernels/block_ops.cuh")),
     ("factor.cu", include_str!("../../kernels/factor.cu")),
     ("solve.cu", include_str!("../../kernels/solve.cu")),
     ("small.cu", include_str!("../../kernels/small.cu")),
     ("sequential.cu", include_str!("../../kernels/sequential.cu")),
+    ("chunks.cu", include_str!("../../kernels/chunks.cu")),
     ("layout.cu", include_str!("../../kernels/layout.cu")),
 ];
 
@@ -184,6 +185,11 @@ impl KernelSpec {
     /// Dynamic shared memory of the warp-pair sequential factor: D and E per warp, X by step parity.
     pub fn seq_pair_factor_smem_bytes(&self) -> usize {
         6 * self.ld * self.ld * self.dtype.size_bytes()
+    }
+
+    /// kernels/chunks.cu btchol_factor_chunks_small: five blocks per warp.
+    pub fn chunk_factor_smem_bytes(&self) -> usize {
+        5 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the forward / backward eliminate kernels: for 32 < ld ≤ 128 they

@@ -726,3 +726,133 @@ fn seven_blocks_match_hand_derived_schedule() {
     let info = s.slot(f.slot);
     assert_eq!((info.row_block, info.col_block, info.level), (3, 1, 1));
 }
+
+// ---------------------------------------------------------------------------------------------
+// 6. The partitioned schedule: the same properties, checked by one validator
+// ---------------------------------------------------------------------------------------------
+
+/// Every property the backends rely on, for any schedule: each block eliminated once at its
+/// `block_level`; couplings, fills and the slot pattern equal the symbolic elimination in the
+/// schedule's order (no update of an existing block is ignored); slot info in factor
+/// orientation; every fill consumed at the next level; updates race-free and covering every
+/// coupling exactly once; level-0 slots are the caller's E_i; flops equal the symbolic count.
+fn assert_valid_schedule(s: &Schedule, what: &str) {
+    let n = s.n_blocks();
+    let order = elimination_order(s);
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "{what}: every block once");
+    let sym = symbolic_elimination(n, &order);
+    let at = elimination_index(s);
+    for (b, &(l, _)) in at.iter().enumerate() {
+        assert_eq!(s.block_level(b), l, "{what}: block_level of {b}");
+    }
+    for st in &sym.steps {
+        let (l, x) = at[st.node];
+        let e = &s.levels()[l].eliminations[x];
+        let survivors: Vec<usize> = e.couplings.iter().map(|c| c.survivor).collect();
+        assert_eq!(survivors, st.neighbours, "{what}: couplings of block {} (sorted, lower first)", st.node);
+        assert!(st.existing_pairs.is_empty(), "{what}: block {} updates existing blocks", st.node);
+        match (st.neighbours.len(), e.fill) {
+            (2, Some(f)) => {
+                let info = s.slot(f.slot);
+                let pair = (info.row_block.min(info.col_block), info.row_block.max(info.col_block));
+                assert_eq!(pair, st.new_fill[0], "{what}: fill of block {}", st.node);
+                assert_eq!(e.couplings[f.rows].survivor, info.row_block, "{what}: fill rows of {}", st.node);
+                assert_eq!(e.couplings[f.cols].survivor, info.col_block, "{what}: fill cols of {}", st.node);
+                assert_eq!(info.level, l + 1, "{what}: fill of {} consumed at the next level", st.node);
+            }
+            (0 | 1, None) => {}
+            (d, f) => panic!("{what}: block {} has {d} neighbours and fill {f:?}", st.node),
+        }
+    }
+    let mut pattern: Vec<(usize, usize)> = s.slots().iter().map(|i| (i.row_block, i.col_block)).collect();
+    pattern.sort_unstable();
+    pattern.dedup();
+    assert_eq!(pattern.len(), s.n_slots(), "{what}: two slots hold the same block");
+    assert_eq!(pattern, sym.l_pattern, "{what}: slot pattern");
+    for k in 0..n.saturating_sub(1) {
+        let i = s.slot(k);
+        assert_eq!((i.row_block.min(i.col_block), i.row_block.max(i.col_block)), (k, k + 1), "{what}: slot {k}");
+    }
+    let mut consumed = vec![0; s.n_slots()];
+    for (l, level) in s.levels().iter().enumerate() {
+        let mut updated = std::collections::HashSet::new();
+        let mut covered = std::collections::HashSet::new();
+        for u in &level.updates {
+            assert!(updated.insert(u.block), "{what}: block {} updated twice at level {l}", u.block);
+            assert!(s.block_level(u.block) > l, "{what}: update of an eliminated block");
+            assert!((1..=2).contains(&u.sources.len()), "{what}: update sources");
+            for &(slot, b) in &u.sources {
+                let e = &level.eliminations[level.eliminations.binary_search_by_key(&b, |e| e.block).unwrap()];
+                assert!(e.couplings.iter().any(|c| c.slot == slot && c.survivor == u.block), "{what}: source");
+                assert!(covered.insert(slot), "{what}: coupling {slot} in two updates");
+            }
+        }
+        for e in &level.eliminations {
+            for c in &e.couplings {
+                assert!(covered.contains(&c.slot), "{what}: coupling {} of {} in no update", c.slot, e.block);
+                consumed[c.slot] += 1;
+                let i = s.slot(c.slot);
+                assert_eq!((i.row_block, i.col_block, i.level), (c.survivor, e.block, l), "{what}: slot {}", c.slot);
+            }
+        }
+    }
+    assert!(consumed.iter().all(|&c| c == 1), "{what}: every slot consumed once");
+    assert_close(s.factor_flops(1), symbolic_flops_units(&sym), what);
+}
+
+#[test]
+fn the_validator_accepts_nested_dissection() {
+    for n in (1..=40).chain([255, 256, 257, 1000]) {
+        assert_valid_schedule(&Schedule::new(n), &format!("nd N={n}"));
+    }
+}
+
+#[test]
+fn partitioned_schedules_are_valid_for_every_chunk_and_awkward_n() {
+    for chunk in (1..=9).chain([15, 31, 100]) {
+        for n in (1..=70).chain([127, 128, 129, 1000, 1021]) {
+            assert_valid_schedule(&Schedule::partitioned(n, chunk), &format!("partitioned N={n} chunk={chunk}"));
+        }
+    }
+}
+
+#[test]
+fn partitioned_levels_are_the_chunk_steps_then_the_separators_nested_dissection() {
+    // N = 16 full chunks of 15, each with its separator, and a short last chunk of 7: 15 chunk
+    // steps, then ⌊log₂ 16⌋ + 1 levels of the 16 separators.
+    let (chunk, n) = (15, 16 * 16 + 7);
+    let s = Schedule::partitioned(n, chunk);
+    assert_eq!(s.levels().len(), chunk + 5);
+    for (j, level) in s.levels().iter().take(chunk).enumerate() {
+        let expect: Vec<usize> = (0..17).map(|k| k * 16 + j).filter(|&b| b < n && (b % 16) < 15).collect();
+        let got: Vec<usize> = level.eliminations.iter().map(|e| e.block).collect();
+        assert_eq!(got, expect, "step {j}");
+        assert_eq!(level.stride, 0);
+    }
+    let seps: Vec<usize> = s.levels()[chunk..].iter().flat_map(|l| l.eliminations.iter().map(|e| e.block)).collect();
+    assert!(seps.iter().all(|b| b % 16 == 15), "{seps:?}");
+    assert_eq!(seps.len(), 16);
+}
+
+#[test]
+fn partitioned_with_one_chunk_is_the_sequential_algorithm() {
+    for n in [1, 2, 3, 17] {
+        let s = Schedule::partitioned(n, n);
+        assert_eq!(s.levels().len(), n);
+        assert!(s.levels().iter().all(|l| l.eliminations.len() == 1 && l.eliminations[0].fill.is_none()));
+        assert_eq!(s.n_slots(), n - 1);
+        assert_close(s.factor_flops(2), sequential_factor_flops(n, 2), "flops");
+    }
+}
+
+#[test]
+fn partitioned_flops_stay_within_three_times_the_sequential_algorithm() {
+    // Spike fill costs about as much as nested dissection's: ≈ 2.7× the sequential flops.
+    for chunk in [3, 7, 15, 31] {
+        let s = Schedule::partitioned(16384, chunk);
+        let ratio = s.factor_flops(1) / sequential_factor_flops(16384, 1);
+        assert!(ratio > 1.5 && ratio < 3.0, "chunk {chunk}: {ratio}");
+    }
+}
