@@ -73,6 +73,10 @@ done
 for t in .bundle/tests/gpu_solve-*; do
     step test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 "$t" --test-threads=1
 done
+# The partitioned tests again with the chunk levels as per-level launches instead of the chunk kernel.
+for t in .bundle/tests/gpu_partitioned-*; do
+    step test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 "$t" --test-threads=1
+done
 # The sequential tests again with the one-warp factor forced (by default batches of at most two
 # items per SM take the warp-pair factor, so the small shapes would not reach it).
 for t in .bundle/tests/gpu_features-*; do
@@ -108,8 +112,15 @@ step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 for tool in memcheck racecheck synccheck; do
     step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
 done
+# The chunk kernel of partitioned nested dissection (chunks of 3, a short last chunk; odd n).
+chunks="bench --backend cuda --algorithm nd --dtype f64,f32 --n 32,7 --N 37 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
+for tool in memcheck racecheck; do
+    step sanitizer-$tool-chunks env BTCHOL_CHUNK=3 $san --tool $tool .bundle/btchol $chunks
+done
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
+step bench-partitioned env BTCHOL_CHUNK=15 .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device \
+    --n 16,32 --N 1024,4096,16384 --batch 1 --nrhs 1 --csv "$out/bench-partitioned.csv"
 step bench-large .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device --n 64,128 \
     --N 64,256,1024,4096 --batch 1 --nrhs 1 --csv "$out/bench-large.csv"
 step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \

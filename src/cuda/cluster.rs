@@ -93,6 +93,9 @@ impl ClusterSolve {
             return Ok(None);
         }
         let (mut from, mut size) = cluster_shape(batch, dev.sm_count, cta_levels, levels);
+        if from == levels.len() {
+            return Ok(None); // (every level is a chunk level: kernels/chunks.cu solves them)
+        }
         let mut cap = CLUSTER_MAX_SIZE; // (lowered where the device cannot place a cluster)
         let nonportable = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
         unsafe { result::function::set_function_attribute(func.cu_function(), nonportable, 1) }

@@ -11,11 +11,12 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
+use super::chunks::{chunk_table, ChunkPath};
 use super::cluster::{ClusterLaunch, ClusterSolve};
 use super::factor_cluster::FactorCluster;
 use super::jit::{
-    self, KernelSpec, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS,
-    SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
+    self, KernelSpec, CHUNK_FACTOR_THREADS, CHUNK_THREADS, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE,
+    SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
@@ -207,6 +208,9 @@ struct SmallPath<T> {
     linv: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
+    /// A partitioned schedule's chunk levels in one launch (chunks.rs; `BTCHOL_CHUNK_KERNEL=0`
+    /// runs them level by level instead).
+    chunks: Option<ChunkPath<T>>,
 }
 
 /// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
@@ -230,15 +234,19 @@ const TAIL_MAX_RECORDS: usize = 4;
 
 /// The deep levels the solve runs in one launch: the first level from which every level has at
 /// most [`TAIL_MAX_RECORDS`] level-CTA records and eliminations, and per merged level [first
-/// level-CTA record, count, first elimination record, count] for the kernel. Never empty: the
-/// root level is one elimination.
+/// level-CTA record, count, first elimination record, count] for the kernel. Empty only where
+/// every level is a chunk level (kept out by a count of usize::MAX; the chunk kernels run them):
+/// otherwise the root level is one elimination.
 fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> (usize, Vec<i32>) {
     let fits = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
     let mut from = levels.len();
     while from > 0 && fits(from - 1) {
         from -= 1;
     }
-    assert!(from < levels.len(), "the root level of a schedule is a single elimination");
+    assert!(
+        from < levels.len() || cta_levels.last().is_some_and(|l| l.1 == usize::MAX),
+        "the root level of a schedule is a single elimination"
+    );
     (from, tail_table(cta_levels, levels, from))
 }
 
@@ -479,17 +487,64 @@ impl<T: Scalar> CudaEngine<T> {
                 (f("btchol_factor_level_small")?, f("btchol_factor_level_small_wide")?);
             opt_in_shared_memory(&factor_level, spec.small_factor_smem_bytes())?;
             opt_in_shared_memory(&factor_level_wide, spec.small_factor_smem_bytes())?;
+            let chunks = match chunk_table(&schedule) {
+                Some(t) if std::env::var("BTCHOL_CHUNK_KERNEL").as_deref() != Ok("0") => {
+                    let factor = f("btchol_factor_chunks_small")?;
+                    let smem = spec.chunk_factor_smem_bytes();
+                    opt_in_shared_memory(&factor, smem)?;
+                    let upload = |v: &[i32]| -> Result<DeviceBuffer<i32>> {
+                        let buf = DeviceBuffer::<i32>::zeroed(&dev, v.len(), "chunk table")?;
+                        unsafe { result::memcpy_htod_sync(buf.ptr, v) }
+                            .map_err(|e| cuda_err("uploading the chunk table", e))?;
+                        Ok(buf)
+                    };
+                    let (forward, backward) = (f("btchol_forward_chunks_small")?, f("btchol_backward_chunks_small")?);
+                    opt_in_shared_memory(&forward, spec.chunk_solve_smem_bytes(max_nrhs))?;
+                    opt_in_shared_memory(&backward, spec.chunk_solve_smem_bytes(max_nrhs))?;
+                    Some(ChunkPath {
+                        factor,
+                        separators: f("btchol_chunk_separators")?,
+                        forward,
+                        backward,
+                        solve_separators: f("btchol_chunk_solve_separators")?,
+                        sep_rhs: DeviceBuffer::zeroed(
+                            &dev,
+                            (b * (t.n_chunks - 1) * max_nrhs * spec.ld).max(1),
+                            "GPU separator right-hand sides",
+                        )?,
+                        smem,
+                        levels: t.levels,
+                        n_chunks: t.n_chunks,
+                        table: upload(&t.chunks)?,
+                        left_slots: upload(&t.left_slots)?,
+                        sums: DeviceBuffer::zeroed(&dev, (b * (t.n_chunks - 1) * bs).max(1), "GPU separator sums")?,
+                    })
+                }
+                _ => None,
+            };
+            // The merged solve tail and both clusters take no chunk level: the chunk kernels run
+            // them, or per-level launches (taken into a cluster or the tail, the chunk levels
+            // solved wrong on the H100: f64 n = 16, N = 16, chunks of 3; not investigated).
+            let cluster_levels: Vec<(usize, usize)> = cta_levels
+                .iter()
+                .enumerate()
+                .map(|(l, &(first, count))| (first, if l < schedule.chunk_levels() { usize::MAX } else { count }))
+                .collect();
             let solve_tail_fn = f("btchol_solve_tail_small")?;
             opt_in_shared_memory(&solve_tail_fn, spec.tail_solve_smem_bytes())?;
-            let (tail_from, tail_host) = solve_tail(&cta_levels, &levels);
+            let (tail_from, mut tail_host) = solve_tail(&cluster_levels, &levels);
+            if tail_host.is_empty() {
+                tail_host.push(-1); // (never read; keeps the buffer non-empty)
+            }
             let tail = DeviceBuffer::<i32>::zeroed(&dev, tail_host.len(), "schedule records")?;
             unsafe { result::memcpy_htod_sync(tail.ptr, &tail_host) }
                 .map_err(|e| cuda_err("uploading the schedule", e))?;
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, dev.sm_count);
             let cluster_fn = f("btchol_solve_cluster_small")?;
-            let cluster = ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels)?;
+            let cluster =
+                ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cluster_levels, &levels)?;
             let factor_cluster_fn = f("btchol_factor_cluster_small")?;
-            let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cta_levels)?;
+            let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cluster_levels)?;
             Some(SmallPath {
                 cluster,
                 factor_cluster,
@@ -508,6 +563,7 @@ impl<T: Scalar> CudaEngine<T> {
                 linv: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU inverse factor blocks")?,
                 xslots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU factor couplings")?,
                 z: DeviceBuffer::zeroed(&dev, b * dims.rows() * max_nrhs, "GPU solutions")?,
+                chunks,
             })
         } else {
             None
@@ -775,7 +831,8 @@ impl<T: Scalar> CudaEngine<T> {
         // (The deep levels on a cluster where the plan has one, the others level by level.)
         let cluster = self.small.as_ref().and_then(|sp| Some((sp, sp.factor_cluster.as_ref()?)));
         let launched_levels = cluster.map_or(self.levels.len(), |(_, fc)| fc.from);
-        (0..launched_levels).try_for_each(|l| self.enqueue_factor_level(l))?;
+        let first_level = self.enqueue_factor_chunks()?;
+        (first_level..launched_levels).try_for_each(|l| self.enqueue_factor_level(l))?;
         if let Some((sp, fc)) = cluster {
             let d = self.dims;
             let (n, (item_d, item_s)) = (d.block_size as i32, self.item_extents());
@@ -788,6 +845,31 @@ impl<T: Scalar> CudaEngine<T> {
             unsafe { fc.enqueue(self.stream.raw, d.batch, self.early_launch, &mut a)? };
         }
         self.enqueue_inverse()
+    }
+
+    /// Queues a partitioned schedule's chunk levels as one sweep per chunk (kernels/chunks.cu)
+    /// and the separator sums after it; returns the first level still to launch (0: none ran).
+    fn enqueue_factor_chunks(&self) -> Result<usize> {
+        let Some((sp, ch)) = self.small.as_ref().and_then(|sp| Some((sp, sp.chunks.as_ref()?))) else { return Ok(0) };
+        let d = self.dims;
+        let (n, nb, (item_d, item_s)) = (d.block_size as i32, d.n_blocks as i32, self.item_extents());
+        let item_sums = ((ch.n_chunks - 1) * self.spec.ld * self.spec.ld) as i64;
+        let (diag, slots, fact, xslots, sums) =
+            (self.diag.ptr, self.slots.ptr, sp.fact.ptr, sp.xslots.ptr, ch.sums.ptr);
+        let (table, left_slots, n_chunks) = (ch.table.ptr, ch.left_slots.ptr, ch.n_chunks as i32);
+        let (fail, thr, boost, boosted) =
+            (self.fail.ptr, self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
+        let mut a = args![
+            diag, slots, fact, xslots, sums, table, left_slots, n_chunks, nb, n, item_d, item_s, item_sums, fail, thr,
+            boost, boosted
+        ];
+        unsafe { self.launch_with(&ch.factor, d.batch * ch.n_chunks, CHUNK_FACTOR_THREADS, ch.smem, &mut a)? };
+        if ch.n_chunks > 1 {
+            let levels = ch.levels as i32;
+            let mut a = args![diag, sums, table, n_chunks, levels, n, item_d, item_sums, fail];
+            unsafe { self.launch_with(&ch.separators, d.batch * (ch.n_chunks - 1), 128, 0, &mut a)? };
+        }
+        Ok(ch.levels)
     }
 
     /// Small path: queues L⁻¹ of every diagonal block, the factor's form the solve reads (one
@@ -915,12 +997,12 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Queues the backward substitution of levels `..below` (in reverse).
-    fn enqueue_backward(&self, m: usize, below: usize) -> Result<()> {
+    fn enqueue_backward(&self, m: usize, from: usize, below: usize) -> Result<()> {
         let d = self.dims;
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
-        for lr in self.levels[..below].iter().rev() {
+        for lr in self.levels[from..below].iter().rev() {
             let (recs, nw) = (self.recs.ptr + (lr.elim_offset * REC * 4) as u64, lr.n_elim as i32);
             if let Some(sp) = &self.small {
                 let (linv, xslots, z) = (sp.linv.ptr, sp.xslots.ptr, sp.z.ptr);
@@ -948,10 +1030,44 @@ impl<T: Scalar> CudaEngine<T> {
             return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
         }
         let tail_from = self.tail_from(m);
-        (0..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;
+        let chunk_levels = self.enqueue_chunks_solve(m, true)?;
+        (chunk_levels..tail_from).try_for_each(|l| self.enqueue_forward_level(l, m))?;
         // (After a forward level, which waits for its predecessor before its dependant may start.)
-        self.enqueue_solve_tail(m, after_writer && tail_from == 0)?;
-        self.enqueue_backward(m, tail_from)
+        self.enqueue_solve_tail(m, after_writer && tail_from == 0 && chunk_levels == 0)?;
+        self.enqueue_backward(m, chunk_levels, tail_from)?;
+        self.enqueue_chunks_solve(m, false).map(|_| ())
+    }
+
+    /// Queues the chunk levels of the solve as one sweep per chunk (kernels/chunks.cu): the
+    /// forward sweep and the separators' sums (`forward`), or the backward sweep; returns the
+    /// number of levels they stand for (0: the plan has no chunk kernels).
+    fn enqueue_chunks_solve(&self, m: usize, forward: bool) -> Result<usize> {
+        let Some((sp, ch)) = self.small.as_ref().and_then(|sp| Some((sp, sp.chunks.as_ref()?))) else { return Ok(0) };
+        let d = self.dims;
+        let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
+        let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
+        let (table, left_slots, n_chunks, sep_rhs) =
+            (ch.table.ptr, ch.left_slots.ptr, ch.n_chunks as i32, ch.sep_rhs.ptr);
+        let smem = self.spec.chunk_solve_smem_bytes(m);
+        let grid = d.batch * ch.n_chunks;
+        if forward {
+            let mut a = args![
+                linv, xslots, y, z, sep_rhs, table, left_slots, n_chunks, nb, n, mm, rows, item_d, item_s, item_r, fail
+            ];
+            unsafe { self.launch_with(&ch.forward, grid, CHUNK_THREADS, smem, &mut a)? };
+            if ch.n_chunks > 1 {
+                let mut a = args![y, sep_rhs, table, n_chunks, n, mm, rows, item_r, fail];
+                unsafe {
+                    self.launch_with(&ch.solve_separators, d.batch * (ch.n_chunks - 1), CHUNK_THREADS, 0, &mut a)?
+                };
+            }
+        } else {
+            let mut a =
+                args![linv, xslots, z, table, left_slots, n_chunks, nb, n, mm, rows, item_d, item_s, item_r, fail];
+            unsafe { self.launch_with(&ch.backward, grid, CHUNK_THREADS, smem, &mut a)? };
+        }
+        Ok(ch.levels)
     }
 
     /// The cluster solve and its launch, where the plan has one and it takes `m` right-hand sides.
@@ -1005,6 +1121,9 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;
+        if n_tail == 0 {
+            return Ok(()); // (a single chunk: the chunk kernels solve every level)
+        }
         let mut a = args![linv, xslots, y, z, lrecs, erecs, tail, n_tail, n, mm, rows, item_d, item_s, item_r, fail];
         let smem = self.spec.tail_solve_smem_bytes();
         unsafe { self.launch_with(&sp.solve_tail, d.batch, TAIL_THREADS, smem, &mut a) }
@@ -1055,7 +1174,7 @@ impl<T: Scalar> CudaEngine<T> {
                     self.enqueue_factor_level(l)?;
                     self.enqueue_forward_level(l, m)?;
                 }
-                self.enqueue_backward(m, self.levels.len())
+                self.enqueue_backward(m, 0, self.levels.len())
             }
             Sequence::FactorMasked => {
                 self.enqueue_mask(true, true)?;

@@ -85,6 +85,10 @@ pub const CLUSTER_MAX_PHASES: usize = 64;
 
 /// Threads per CTA of the per-item sequential kernels (kernels/sequential.cu `SEQ_THREADS`).
 pub const SEQ_THREADS: usize = 32;
+/// Threads per CTA of the chunk solve kernels (kernels/chunks.cu `CHUNK_THREADS`): one warp per chunk.
+pub const CHUNK_THREADS: usize = 32;
+/// Threads per CTA of the chunk factor (kernels/chunks.cu `CHUNK_FACTOR_THREADS`): a warp pair.
+pub const CHUNK_FACTOR_THREADS: usize = 64;
 /// Threads per CTA of the warp-pair sequential factor (kernels/sequential.cu `SEQ_PAIR_THREADS`).
 pub const SEQ_PAIR_THREADS: usize = 64;
 /// Largest block size of the per-item sequential kernels (the small-block variants).
@@ -187,9 +191,17 @@ impl KernelSpec {
         6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
-    /// kernels/chunks.cu btchol_factor_chunks_small: five blocks per warp.
+    /// kernels/chunks.cu btchol_forward_chunks_small / btchol_backward_chunks_small for `m`
+    /// right-hand sides: two stages of three padded blocks and m vectors, two sets of m vectors,
+    /// one vector.
+    pub fn chunk_solve_smem_bytes(&self, m: usize) -> usize {
+        let (ld, block) = (self.ld, self.ld * (self.ld + 1));
+        (2 * (3 * block + m * ld) + 2 * m * ld + ld) * self.dtype.size_bytes()
+    }
+
+    /// kernels/chunks.cu btchol_factor_chunks_small: six blocks per warp pair.
     pub fn chunk_factor_smem_bytes(&self) -> usize {
-        5 * self.ld * self.ld * self.dtype.size_bytes()
+        6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the forward / backward eliminate kernels: for 32 < ld ≤ 128 they

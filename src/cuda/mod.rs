@@ -4,6 +4,7 @@
 //! * [`runtime`]: the driver (dynamically loaded), the primary context, device memory, streams;
 //! * [`jit`]: kernel variants compiled by NVRTC to a CUBIN for the device's exact architecture,
 //!   cached in memory and on disk;
+//! * `chunks`: a partitioned schedule's chunk levels in one launch, one warp sweeping each chunk;
 //! * `cluster`: the deep levels of the small-block solve on a thread-block cluster per item
 //!   (sm_90), programs and data flow compiled on the host;
 //! * `factor_cluster`: the deep levels of the small-block factor on a cluster per item (sm_90),
@@ -16,6 +17,7 @@
 //! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable) or
 //! [`Error::Cuda`](crate::Error::Cuda).
 
+mod chunks;
 mod cluster;
 pub mod engine;
 mod factor_cluster;

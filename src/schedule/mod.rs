@@ -92,6 +92,8 @@ pub struct Schedule {
     slots: Vec<SlotInfo>,
     /// Level at which each block is eliminated.
     block_level: Vec<usize>,
+    /// Leading levels that are chunk steps ([`Schedule::partitioned`]; 0 for nested dissection).
+    chunk_levels: usize,
 }
 
 impl Schedule {
@@ -160,7 +162,7 @@ impl Schedule {
             }
             levels.push(Level { stride: s, eliminations, updates });
         }
-        Schedule { n_blocks, levels, slots, block_level }
+        Schedule { n_blocks, levels, slots, block_level, chunk_levels: 0 }
     }
 
     /// The partitioned schedule ("chunked" nested dissection) for `n_blocks ≥ 1` blocks: the blocks
@@ -305,7 +307,7 @@ impl Schedule {
                 }
             }
         }
-        Schedule { n_blocks, levels, slots, block_level }
+        Schedule { n_blocks, levels, slots, block_level, chunk_levels }
     }
 
     pub fn n_blocks(&self) -> usize {
@@ -324,6 +326,11 @@ impl Schedule {
     }
     pub fn slots(&self) -> &[SlotInfo] {
         &self.slots
+    }
+    /// How many leading levels are the chunk steps of [`Schedule::partitioned`] (0: none): level j
+    /// eliminates block j of every chunk still that long, so a backend may sweep each chunk instead.
+    pub fn chunk_levels(&self) -> usize {
+        self.chunk_levels
     }
     /// The level at which a block is eliminated.
     pub fn block_level(&self, block: usize) -> usize {

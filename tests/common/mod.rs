@@ -143,13 +143,19 @@ pub fn solve_scaled<T: Scalar>(
     algorithm: Algorithm,
     scale: f64,
 ) -> (Vec<T>, Vec<T>) {
+    solve_scaled_with(key, dims, PlanOptions { backend, algorithm, ..Default::default() }, scale)
+}
+
+/// [`solve_scaled`] with any plan options.
+pub fn solve_scaled_with<T: Scalar>(key: usize, dims: Dims, options: PlanOptions, scale: f64) -> (Vec<T>, Vec<T>) {
+    let (backend, algorithm) = (options.backend, options.algorithm);
     let (nb, n, batch) = (dims.n_blocks, dims.block_size, dims.batch);
     let (d, e) = random_problem::<f64>(seed_from(&[nb, n, batch, key]), dims, Layout::RowMajor, 1.0);
     let b = random_vec::<f64>(seed_from(&[nb, n, key + 1]), dims.batch * dims.rows());
     let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x * scale)).collect::<Vec<T>>();
     let (d, e) = (cast(&d), cast(&e));
     let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
-    let mut p = Plan::<T>::new(dims, PlanOptions { backend, algorithm, ..Default::default() }).unwrap();
+    let mut p = Plan::<T>::new(dims, options).unwrap();
     p.upload(&m).unwrap();
     p.factor().unwrap_or_else(|err| panic!("{:?} {backend:?} N={nb} n={n} {algorithm:?}: {err}", T::DTYPE));
     let mut x = cast(&b);
