@@ -45,8 +45,9 @@ pub enum Algorithm {
 /// How nested dissection orders the blocks (ignored by the sequential algorithm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Partition {
-    /// The plan's choice (today: plain nested dissection everywhere; the environment variable
-    /// `BTCHOL_CHUNK=k` selects `Chunks(k)`, `BTCHOL_CHUNK=0` plain, for experiments).
+    /// The plan's choice ([`Partition::auto_chunk`]): on the CUDA backend, for blocks of 9 to 32
+    /// and N ≥ 3072, chunks of 7 (N < 8192) or 15 blocks; plain nested dissection elsewhere. The
+    /// environment variable `BTCHOL_CHUNK=k` overrides it (`0`: plain), for experiments.
     #[default]
     Auto,
     /// Plain nested dissection, [`Schedule::new`]: ⌊log₂N⌋+1 levels.
@@ -57,14 +58,28 @@ pub enum Partition {
 }
 
 impl Partition {
-    /// The schedule this choice gives for N blocks.
-    pub(crate) fn schedule(self, n_blocks: usize) -> Result<Schedule> {
+    /// The chunk length `Auto` picks (0: plain nested dissection). Measured on the H100
+    /// (bench/results/ab/README.md, "partitioned nested dissection"): f64 n = 16 and 32, f32
+    /// n = 32, N = 4096: chunks of 7 factor 16–25 % faster and solve 8–20 % faster, N = 16384:
+    /// chunks of 15 factor 29–35 % and solve 24–43 % faster; at N ≤ 2048 every chunk length was
+    /// slower. The chunk kernels need the small-block path (n ≤ 32); n ≤ 8 is not measured yet.
+    pub fn auto_chunk(cuda: bool, n_blocks: usize, block_size: usize) -> usize {
+        match (cuda && (9..=32).contains(&block_size), n_blocks) {
+            (true, 3072..8192) => 7,
+            (true, 8192..) => 15,
+            _ => 0,
+        }
+    }
+
+    /// The schedule this choice gives for `dims` on the CUDA backend (`cuda`) or the CPU.
+    pub(crate) fn schedule(self, dims: Dims, cuda: bool) -> Result<Schedule> {
+        let n_blocks = dims.n_blocks;
         let chunk = match self {
             Partition::Auto => match std::env::var("BTCHOL_CHUNK") {
                 Ok(v) => v.trim().parse::<usize>().map_err(|_| {
                     Error::InvalidArgument(format!("BTCHOL_CHUNK must be a block count (0: plain), got {v:?}"))
                 })?,
-                Err(_) => 0,
+                Err(_) => Self::auto_chunk(cuda, n_blocks, dims.block_size),
             },
             Partition::None => 0,
             Partition::Chunks(k) => k,
@@ -330,7 +345,7 @@ impl<T: Scalar> Plan<T> {
                 boost: pivots.boost,
                 diag_shift: T::from_f64(options.diag_shift),
             };
-            match CudaEngine::new(dims, options.partition.schedule(dims.n_blocks)?, max_nrhs, algorithm, numerics) {
+            match CudaEngine::new(dims, options.partition.schedule(dims, true)?, max_nrhs, algorithm, numerics) {
                 Ok(e) => return Ok(Self::with_engine(dims, options, Engine::Cuda(Box::new(e)))),
                 Err(e) if options.backend == Backend::Cuda => return Err(e),
                 Err(_) => {} // Auto: fall back to the CPU.
@@ -341,7 +356,7 @@ impl<T: Scalar> Plan<T> {
             a => a,
         };
         let schedule = match algorithm {
-            Algorithm::NestedDissection => Some(options.partition.schedule(dims.n_blocks)?),
+            Algorithm::NestedDissection => Some(options.partition.schedule(dims, false)?),
             _ => None,
         };
         let engine = CpuEngine::new(dims, algorithm, schedule, threads, T::from_f64(options.diag_shift), pivots)?;

@@ -199,3 +199,13 @@ fn partition_chunks_of_zero_blocks_is_an_invalid_argument() {
     let err = Plan::<f64>::new(Dims::new(1, 8, 2).unwrap(), opts).map(|_| ()).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
 }
+
+#[test]
+fn auto_partition_is_chunked_only_for_long_horizons_of_small_blocks_on_the_gpu() {
+    assert_eq!(Partition::auto_chunk(true, 2048, 32), 0);
+    assert_eq!(Partition::auto_chunk(true, 4096, 32), 7);
+    assert_eq!(Partition::auto_chunk(true, 16384, 16), 15);
+    assert_eq!(Partition::auto_chunk(true, 16384, 8), 0);
+    assert_eq!(Partition::auto_chunk(true, 16384, 64), 0);
+    assert_eq!(Partition::auto_chunk(false, 16384, 32), 0);
+}
