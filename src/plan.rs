@@ -71,8 +71,9 @@ impl Partition {
         }
     }
 
-    /// The schedule this choice gives for `dims` on the CUDA backend (`cuda`) or the CPU.
-    pub(crate) fn schedule(self, dims: Dims, cuda: bool) -> Result<Schedule> {
+    /// The nested-dissection schedule a plan with this choice uses for `dims` on the CUDA
+    /// backend (`cuda`) or the CPU (`BTCHOL_CHUNK` read as the plan reads it).
+    pub fn schedule(self, dims: Dims, cuda: bool) -> Result<Schedule> {
         let n_blocks = dims.n_blocks;
         let chunk = match self {
             Partition::Auto => match std::env::var("BTCHOL_CHUNK") {

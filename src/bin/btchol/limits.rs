@@ -237,24 +237,49 @@ pub struct Work {
 
 /// Off-diagonal blocks of the factor (couplings): N − 1 for seq; for nested dissection every
 /// coupling of every eliminated block, which includes the fill.
+#[cfg(test)]
 pub fn factor_off_diagonal_blocks(algorithm: Algorithm, n_blocks: usize) -> usize {
     match algorithm {
-        Algorithm::NestedDissection => {
-            Schedule::new(n_blocks).levels().iter().flat_map(|l| &l.eliminations).map(|e| e.couplings.len()).sum()
-        }
+        Algorithm::NestedDissection => off_diagonal_blocks(&Schedule::new(n_blocks)),
         _ => n_blocks - 1,
     }
 }
 
-/// The [`Work`] of a (resolved) algorithm on B systems of N blocks of size n.
+fn off_diagonal_blocks(s: &Schedule) -> usize {
+    s.levels().iter().flat_map(|l| &l.eliminations).map(|e| e.couplings.len()).sum()
+}
+
+/// The schedule a default plan of `algorithm` runs on `backend` for `dims` (nested dissection:
+/// plain or partitioned, as `Partition::Auto` picks; `None` for the sequential algorithm).
+pub fn plan_schedule(algorithm: Algorithm, backend: Backend, dims: btchol::Dims) -> Option<Schedule> {
+    (algorithm == Algorithm::NestedDissection).then(|| {
+        btchol::Partition::Auto
+            .schedule(dims, backend == Backend::Cuda)
+            .unwrap_or_else(|_| Schedule::new(dims.n_blocks))
+    })
+}
+
+/// The [`Work`] of a (resolved) algorithm on B systems of N blocks of size n, with plain nested
+/// dissection's schedule (the tests' counts by hand).
+#[cfg(test)]
 pub fn work(algorithm: Algorithm, batch: usize, n_blocks: usize, n: usize, nrhs: usize, elem: usize) -> Work {
+    let schedule = (algorithm == Algorithm::NestedDissection).then(|| Schedule::new(n_blocks));
+    work_for(schedule.as_ref(), batch, n_blocks, n, nrhs, elem)
+}
+
+/// The [`Work`] of `schedule` (`None`: the sequential algorithm) on B systems of N blocks of size n.
+pub fn work_for(
+    schedule: Option<&Schedule>,
+    batch: usize,
+    n_blocks: usize,
+    n: usize,
+    nrhs: usize,
+    elem: usize,
+) -> Work {
     let (b, nb, nf, k, e) = (batch as f64, n_blocks as f64, n as f64, nrhs as f64, elem as f64);
     let n2 = nf * nf;
-    let factor_flops = match algorithm {
-        Algorithm::NestedDissection => Schedule::new(n_blocks).factor_flops(n),
-        _ => sequential_factor_flops(n_blocks, n),
-    } * b;
-    let c = factor_off_diagonal_blocks(algorithm, n_blocks) as f64;
+    let factor_flops = schedule.map_or_else(|| sequential_factor_flops(n_blocks, n), |s| s.factor_flops(n)) * b;
+    let c = schedule.map_or(n_blocks - 1, off_diagonal_blocks) as f64;
     Work {
         factor_flops,
         factor_bytes: 2.0 * (2.0 * nb - 1.0) * n2 * b * e,

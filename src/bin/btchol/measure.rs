@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use btchol::reference::{backward_error, random_problem, random_vec};
-use btchol::schedule::{sequential_factor_flops, Schedule};
+use btchol::schedule::sequential_factor_flops;
 use btchol::{
     Algorithm, Backend, BlockTridiagRef, DType, Error, Layout, MixedPlan, Plan, PlanOptions, RefineOptions, RhsMut,
     RhsRef, RhsShape, Scalar,
@@ -226,12 +226,10 @@ fn measurement(
 ) -> Measurement {
     let dims = case.dims;
     let (nb, n, batch) = (dims.n_blocks, dims.block_size, dims.batch as f64);
-    let (levels, flops_item) = match algorithm {
-        Algorithm::NestedDissection => {
-            let s = Schedule::new(nb);
-            (s.levels().len(), s.factor_flops(n))
-        }
-        _ => (nb, sequential_factor_flops(nb, n)),
+    // (The schedule the plan runs: partitioned where `Partition::Auto` picks it.)
+    let (levels, flops_item) = match crate::limits::plan_schedule(algorithm, backend, dims) {
+        Some(s) => (s.levels().len(), s.factor_flops(n)),
+        None => (nb, sequential_factor_flops(nb, n)),
     };
     Measurement {
         case: *case,

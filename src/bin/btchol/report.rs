@@ -50,8 +50,9 @@ impl Row {
             }
         };
         // The hardware limits (src/bin/btchol/limits.rs): NaN, so empty cells, without known peaks.
-        let work =
-            limits::work(m.algorithm, c.dims.batch, c.dims.n_blocks, c.dims.block_size, c.nrhs, c.dtype.size_bytes());
+        let schedule = limits::plan_schedule(m.algorithm, m.backend, c.dims);
+        let (dims, elem) = (c.dims, c.dtype.size_bytes());
+        let work = limits::work_for(schedule.as_ref(), dims.batch, dims.n_blocks, dims.block_size, c.nrhs, elem);
         let peaks = limits::peaks(m.backend, &m.device, m.threads);
         let (peak_flops, peak_bw) = peaks.map_or((f64::NAN, f64::NAN), |p| (p.flops(c.dtype), p.bytes_per_s));
         let (t_flop, t_bw, t_limit) = limits::limit_us(work.factor_flops, work.factor_bytes, peak_flops, peak_bw);
