@@ -70,4 +70,10 @@ fn nested_dissection_bits_do_not_depend_on_the_thread_count() {
     for threads in [2, 3] {
         assert!(run(dims, opts(threads), &d, &e, &b, 1) == one, "{threads} threads");
     }
+    // The partitioned order too (its own bits, the same for every thread count).
+    let chunked = |threads| PlanOptions { partition: Partition::Chunks(7), ..opts(threads) };
+    let one = run(dims, chunked(1), &d, &e, &b, 1);
+    for threads in [2, 3] {
+        assert!(run(dims, chunked(threads), &d, &e, &b, 1) == one, "partitioned, {threads} threads");
+    }
 }

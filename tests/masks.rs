@@ -34,7 +34,13 @@ fn item_rows(dims: Dims, nrhs: usize, v: &[f64], item: usize) -> &[f64] {
 #[test]
 fn masked_calls_work_on_selected_items_only_and_keep_the_others() {
     for (batch, nb, n) in [(5, 1, 1), (5, 2, 3), (4, 3, 1), (6, 7, 5), (3, 13, 4), (7, 16, 2)] {
-        for alg in [Algorithm::Sequential, Algorithm::NestedDissection] {
+        // (Nested dissection also partitioned into chunks of 2: the chunk kernels on the GPU.)
+        let orders = [
+            (Algorithm::Sequential, Partition::Auto),
+            (Algorithm::NestedDissection, Partition::Auto),
+            (Algorithm::NestedDissection, Partition::Chunks(2)),
+        ];
+        for (alg, partition) in orders {
             for threads in [1, 2] {
                 let dims = Dims::new(batch, nb, n).unwrap();
                 let seed = seed_from(&[batch, nb, n, alg as usize, threads]);
@@ -43,7 +49,7 @@ fn masked_calls_work_on_selected_items_only_and_keep_the_others() {
                 let nrhs = 2;
                 let b = random_vec::<f64>(seed ^ 1, dims.batch * dims.rows() * nrhs);
                 let mask: Vec<bool> = (0..batch).map(|i| i % 2 == 0 || i == batch - 1).collect();
-                let mut plan = Plan::<f64>::new(dims, backend_opts(alg, threads)).unwrap();
+                let mut plan = Plan::<f64>::new(dims, PlanOptions { partition, ..backend_opts(alg, threads) }).unwrap();
                 plan.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d1, &e1).unwrap()).unwrap();
                 plan.factor().unwrap();
                 let mut ld1 = vec![0.0; batch];
