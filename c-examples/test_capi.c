@@ -201,12 +201,16 @@ static void test_create(void) {
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "struct_size");
     btchol_plan_options_init(&o);
     CHECK(o.struct_size == sizeof o && o.backend == BTCHOL_BACKEND_AUTO && o.threads == 0 && o.diag_shift == 0.0 &&
-          o.pivot_boost == 0.0 && o.deterministic == 0 && o.reserved32 == 0 && o.reserved[0] == 0);
+          o.pivot_boost == 0.0 && o.deterministic == 0 && o.partition_chunk == BTCHOL_PARTITION_AUTO &&
+          o.reserved[0] == 0);
     o.backend = 99;
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "backend");
     btchol_plan_options_init(&o);
     o.algorithm = 3;
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "algorithm");
+    btchol_plan_options_init(&o);
+    o.partition_chunk = -2;
+    EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "partition_chunk");
     btchol_plan_options_init(&o);
     o.layout = 2;
     EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_INVALID_ARGUMENT, "layout");
@@ -508,6 +512,22 @@ static void test_regularize(double *d, double *e, const double *b) {
     btchol_plan_destroy(p);
 }
 
+/* Partitioned nested dissection (chunks of 1 and 2 blocks, and plain): the same good cycle. */
+static void test_partition(const double *d, const double *e, const double *b) {
+    const btchol_partition chunks[] = {1, 2, BTCHOL_PARTITION_NONE};
+    for (int k = 0; k < 3; k++) {
+        btchol_plan_options o;
+        btchol_plan *p = NULL;
+        btchol_plan_options_init(&o);
+        o.backend = BTCHOL_BACKEND_CPU;
+        o.algorithm = BTCHOL_ALGORITHM_NESTED_DISSECTION;
+        o.partition_chunk = chunks[k];
+        EXPECT(btchol_plan_create(B, N, n, BTCHOL_DTYPE_F64, &o, &p), BTCHOL_STATUS_SUCCESS, NULL);
+        good_cycle(p, d, e, b);
+        btchol_plan_destroy(p);
+    }
+}
+
 /* Batch masks: only the selected items are uploaded, factored and solved. */
 static void test_masks(double *d, const double *e, const double *b) {
     static double d2[DLEN];
@@ -798,6 +818,7 @@ int main(void) {
     test_threads(d, e, b);
     test_regularize(d, e, b);
     test_masks(d, e, b);
+    test_partition(d, e, b);
     test_learning_features(d, e, b);
 
     printf("test_capi: %d checks, %d failed\n", checks, failures);

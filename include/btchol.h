@@ -101,6 +101,12 @@ typedef int32_t btchol_algorithm;
 typedef int32_t btchol_layout;
 
 /**
+ * Nested dissection's block ordering (`btchol_plan_options.partition_chunk`): one of the codes
+ * below, or k >= 1 for chunks of k blocks.
+ */
+typedef int32_t btchol_partition;
+
+/**
  * Options fixed at plan creation. Initialise with `btchol_plan_options_init`, then change the
  * fields you need; a NULL options pointer means all defaults.
  *
@@ -162,9 +168,13 @@ typedef struct btchol_plan_options {
      */
     int32_t deterministic;
     /**
-     * Must be zero (set by `btchol_plan_options_init`).
+     * Nested dissection's ordering: `BTCHOL_PARTITION_AUTO` (0, the default: the plan's choice),
+     * `BTCHOL_PARTITION_NONE` (-1: plain nested dissection), or k >= 1: chunks of k consecutive
+     * blocks eliminated in order, then their separators by nested dissection (fewer bytes moved;
+     * on the GPU one launch for all chunk steps). Ignored by the sequential algorithm. Both
+     * backends.
      */
-    int32_t reserved32;
+    btchol_partition partition_chunk;
     /**
      * Must be zero (set by `btchol_plan_options_init`).
      */
@@ -312,6 +322,17 @@ typedef int32_t btchol_half_format;
  * Nested dissection: floor(log2 N)+1 parallel levels, about 2.7x the flops of the sequential one.
  */
 #define BTCHOL_ALGORITHM_NESTED_DISSECTION 2
+
+/**
+ * The plan's choice (default): on CUDA, chunks for long horizons of blocks of 9 to 32
+ * (README, "Partitioned nested dissection"); plain nested dissection elsewhere.
+ */
+#define BTCHOL_PARTITION_AUTO 0
+
+/**
+ * Plain nested dissection: floor(log2 N)+1 levels.
+ */
+#define BTCHOL_PARTITION_NONE -1
 
 /**
  * IEEE 754 binary16.

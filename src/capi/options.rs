@@ -7,7 +7,7 @@ use std::mem::{offset_of, size_of};
 use super::boundary::{fail, guard, non_null, CResult};
 use super::errors::*;
 use crate::model::Layout;
-use crate::plan::{Algorithm, Backend, PlanOptions};
+use crate::plan::{Algorithm, Backend, Partition, PlanOptions};
 use crate::scalar::DType;
 
 /// Element type of a plan: `BTCHOL_DTYPE_F32` or `BTCHOL_DTYPE_F64`.
@@ -45,6 +45,15 @@ pub const BTCHOL_ALGORITHM_AUTO: btchol_algorithm = 0;
 pub const BTCHOL_ALGORITHM_SEQUENTIAL: btchol_algorithm = 1;
 /// Nested dissection: floor(log2 N)+1 parallel levels, about 2.7x the flops of the sequential one.
 pub const BTCHOL_ALGORITHM_NESTED_DISSECTION: btchol_algorithm = 2;
+
+/// Nested dissection's block ordering (`btchol_plan_options.partition_chunk`): one of the codes
+/// below, or k >= 1 for chunks of k blocks.
+pub type btchol_partition = i32;
+/// The plan's choice (default): on CUDA, chunks for long horizons of blocks of 9 to 32
+/// (README, "Partitioned nested dissection"); plain nested dissection elsewhere.
+pub const BTCHOL_PARTITION_AUTO: btchol_partition = 0;
+/// Plain nested dissection: floor(log2 N)+1 levels.
+pub const BTCHOL_PARTITION_NONE: btchol_partition = -1;
 
 /// Options fixed at plan creation. Initialise with `btchol_plan_options_init`, then change the
 /// fields you need; a NULL options pointer means all defaults.
@@ -87,15 +96,19 @@ pub struct btchol_plan_options {
     /// same machine. Both backends are deterministic today, so this costs nothing; 0 (the
     /// default) makes no promise for future backends.
     pub deterministic: i32,
-    /// Must be zero (set by `btchol_plan_options_init`).
-    pub reserved32: i32,
+    /// Nested dissection's ordering: `BTCHOL_PARTITION_AUTO` (0, the default: the plan's choice),
+    /// `BTCHOL_PARTITION_NONE` (-1: plain nested dissection), or k >= 1: chunks of k consecutive
+    /// blocks eliminated in order, then their separators by nested dissection (fewer bytes moved;
+    /// on the GPU one launch for all chunk steps). Ignored by the sequential algorithm. Both
+    /// backends.
+    pub partition_chunk: btchol_partition,
     /// Must be zero (set by `btchol_plan_options_init`).
     pub reserved: [i64; 1],
 }
 
 // The size is part of ABI 0: 8 (struct_size) + 4 x 4 (codes, threads) + 8 (max_nrhs) + 5 x 8
-// (diag_shift, pivot_threshold, pivot_boost, deterministic + reserved32, which took the place of
-// reserved words 0 to 3 of the first release, and reserved).
+// (diag_shift, pivot_threshold, pivot_boost, deterministic + partition_chunk, which took the place
+// of reserved words 0 to 3 of the first release, and reserved).
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(size_of::<btchol_plan_options>() == 72);
 #[cfg(target_pointer_width = "64")]
@@ -120,7 +133,7 @@ impl Default for btchol_plan_options {
             pivot_threshold: 0.0,
             pivot_boost: 0.0,
             deterministic: 0,
-            reserved32: 0,
+            partition_chunk: BTCHOL_PARTITION_AUTO,
             reserved: [0; 1],
         }
     }
@@ -215,16 +228,20 @@ pub(crate) unsafe fn options_arg(options: *const btchol_plan_options) -> CResult
         }
         std::ptr::copy_nonoverlapping(src, &mut o as *mut btchol_plan_options as *mut u8, size.min(ours));
     }
-    if o.reserved32 != 0 {
-        return Err(fail(
-            BTCHOL_STATUS_INVALID_ARGUMENT,
-            format_args!(
-                "options->reserved32 is {}, but this btchol ({}) defines no option there: it must be 0",
-                o.reserved32,
-                crate::VERSION
-            ),
-        ));
-    }
+    let partition = match o.partition_chunk {
+        BTCHOL_PARTITION_AUTO => Partition::Auto,
+        BTCHOL_PARTITION_NONE => Partition::None,
+        k if k >= 1 => Partition::Chunks(k as usize),
+        k => {
+            return Err(fail(
+                BTCHOL_STATUS_INVALID_ARGUMENT,
+                format_args!(
+                    "options->partition_chunk is {k}: expected BTCHOL_PARTITION_AUTO = 0, BTCHOL_PARTITION_NONE = -1 \
+                     or a chunk length >= 1"
+                ),
+            ))
+        }
+    };
     if let Some(k) = o.reserved.iter().position(|&r| r != 0) {
         return Err(fail(
             BTCHOL_STATUS_INVALID_ARGUMENT,
@@ -284,6 +301,7 @@ pub(crate) unsafe fn options_arg(options: *const btchol_plan_options) -> CResult
         pivot_threshold: o.pivot_threshold,
         pivot_boost: o.pivot_boost,
         deterministic: o.deterministic != 0,
+        partition,
         ..PlanOptions::default()
     })
 }

@@ -103,9 +103,15 @@ fn options_struct_size_and_reserved_words_are_checked() {
     newer.reserved[0] = 5;
     assert_eq!(create(&newer).0, BTCHOL_STATUS_INVALID_ARGUMENT);
     assert!(message().contains("reserved[0]"), "{}", message());
-    let newer = btchol_plan_options { reserved32: 3, ..o };
-    assert_eq!(create(&newer).0, BTCHOL_STATUS_INVALID_ARGUMENT);
-    assert!(message().contains("reserved32"), "{}", message());
+    // The partition code: -2 and below are not codes.
+    let bad = btchol_plan_options { partition_chunk: -2, ..o };
+    assert_eq!(create(&bad).0, BTCHOL_STATUS_INVALID_ARGUMENT);
+    assert!(message().contains("partition_chunk"), "{}", message());
+    for chunk in [BTCHOL_PARTITION_AUTO, BTCHOL_PARTITION_NONE, 3] {
+        let (status, plan) = create(&btchol_plan_options { partition_chunk: chunk, ..o });
+        assert_eq!(status, BTCHOL_STATUS_SUCCESS, "{}", message());
+        unsafe { btchol_plan_destroy(plan) };
+    }
 
     // A shorter struct (no reserved words): only its first struct_size bytes are read.
     let older = btchol_plan_options {
@@ -114,7 +120,7 @@ fn options_struct_size_and_reserved_words_are_checked() {
         diag_shift: f64::NAN,
         pivot_boost: -1.0,
         deterministic: 7,
-        reserved32: 1,
+        partition_chunk: -9,
         reserved: [-99; 1],
         ..o
     };

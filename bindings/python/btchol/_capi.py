@@ -61,6 +61,8 @@ BACKEND_CUDA = 2
 ALGORITHM_AUTO = 0
 ALGORITHM_SEQUENTIAL = 1
 ALGORITHM_NESTED_DISSECTION = 2
+PARTITION_AUTO = 0
+PARTITION_NONE = -1
 ITEM_PENDING = -1
 HALF_F16 = 0
 HALF_BF16 = 1
@@ -80,7 +82,7 @@ class Options(ctypes.Structure):
         ("pivot_threshold", c_double),
         ("pivot_boost", c_double),
         ("deterministic", c_int32),
-        ("reserved32", c_int32),
+        ("partition_chunk", c_int32),
         ("reserved", c_int64 * 1),
     ]
 

@@ -99,6 +99,22 @@ def test_deterministic_runs_give_identical_bits(algorithm):
     assert all(r == runs[0] for r in runs)
 
 
+@pytest.mark.parametrize("partition", ["auto", "none", 1, 3, 7])
+def test_partitioned_nested_dissection_solves(partition):
+    B, N, n = 2, 37, 4
+    D, E, b = make_problem(B, N, n, 2, seed=13)
+    with btchol.Plan(B, N, n, backend="cpu", algorithm="nd", threads=2, partition=partition) as p:
+        x = p.factor_solve(D, E, b.copy())
+    for k in range(B):
+        np.testing.assert_allclose(dense(D[k], E[k]) @ x[k], b[k], atol=1e-10)
+
+
+@pytest.mark.parametrize("partition", [0, -1, "chunks", 2.0, True])
+def test_partition_rejects_what_is_not_a_chunk_length(partition):
+    with pytest.raises(ValueError, match="partition"):
+        btchol.Plan(1, 8, 2, backend="cpu", partition=partition)
+
+
 # ---- gradient (backward pass of solve) ----------------------------------------------------
 
 
