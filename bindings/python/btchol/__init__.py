@@ -280,15 +280,7 @@ def _partition_code(partition):
 
 
 def _make_options(
-    layout,
-    backend,
-    algorithm,
-    threads,
-    max_nrhs,
-    diag_shift,
-    pivot_threshold,
-    pivot_boost,
-    deterministic,
+    layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic,
     partition="auto",
 ):
     """A ``btchol_plan_options`` from Plan's keyword arguments (shared by Plan and MixedPlan)."""
@@ -516,15 +508,7 @@ class Plan(_PlanBase):
         self.batch, self.N, self.n = int(batch), int(N), int(n)
         self.dtype = dt
         opts = _make_options(
-            layout,
-            backend,
-            algorithm,
-            threads,
-            max_nrhs,
-            diag_shift,
-            pivot_threshold,
-            pivot_boost,
-            deterministic,
+            layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic,
             partition,
         )
         self.layout = layout.upper()
@@ -1045,15 +1029,7 @@ class MixedPlan(_PlanBase):
         self.batch, self.N, self.n = int(batch), int(N), int(n)
         self.dtype = np.dtype(np.float64)
         opts = _make_options(
-            layout,
-            backend,
-            algorithm,
-            threads,
-            max_nrhs,
-            diag_shift,
-            pivot_threshold,
-            pivot_boost,
-            deterministic,
+            layout, backend, algorithm, threads, max_nrhs, diag_shift, pivot_threshold, pivot_boost, deterministic,
             partition,
         )
         self.layout = layout.upper()
