@@ -20,6 +20,9 @@ Inputs:
   --reference  the cuDSS / socu reference times (default
                bench/reference/h100-cudss-socu-2026-11-22.csv, copied from issue 5).
 
+  --later     LABEL=CSV: a later run's GPU CSV (e.g. a few shapes measured after a change), drawn
+               on the n = 32 f64 plots as its own series, labelled LABEL (repeatable).
+
 Writes to --out (default bench/plots/):
   factor-n32-f64.png    (a) factor time vs N, n=32 f64: btchol, cuDSS, socu, target cuDSS/10
   solve-n32-f64.png     (b) solve time vs N, n=32 f64, 1 rhs: target cuDSS/5
@@ -146,6 +149,13 @@ def main():
     ap.add_argument("--cpu", help="CPU bench CSV for the speed-up plot")
     ap.add_argument("--reference", default=DEFAULT_REF)
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "plots"))
+    ap.add_argument(
+        "--later",
+        action="append",
+        default=[],
+        metavar="LABEL=CSV",
+        help="a later run's GPU CSV, drawn on the n = 32 f64 plots as its own series (repeatable)",
+    )
     a = ap.parse_args()
 
     results = a.results or newest_gpu_csv()
@@ -159,7 +169,11 @@ def main():
         sys.exit(f"{results}: no rows with backend = cuda")
     gpu_best, cpu_best = best_times(gpu_rows), best_times(cpu_rows)
     gpu_label = device_label(gpu_rows).replace("NVIDIA ", "")
+    later = [tuple(v.split("=", 1)) for v in a.later]
+    later_best = {path: best_times([r for r in read_csv(path) if r["backend"] == "cuda"]) for _, path in later}
     src = f"data: {os.path.relpath(results, REPO)}; references: {os.path.relpath(a.reference, REPO)}"
+    for _, path in later:
+        src += f"; later: {os.path.relpath(path, REPO)}"
     os.makedirs(a.out, exist_ok=True)
     written = []
 
@@ -174,6 +188,10 @@ def main():
     for op, name in (("factor", "factor-n32-f64.png"), ("solve", "solve-n32-f64.png")):
         fig, ax = plt.subplots(figsize=(7, 4.8))
         plot_vs_references(ax, gpu_best, ref, op, "f64", 32, gpu_label)
+        for (label, path), marker in zip(later, "D*Pv"):
+            x, y = btchol_series(later_best[path], op, "f64", 32)
+            if x:
+                ax.plot(x, y, marker, color="tab:purple", markersize=8, label=f"btchol f64, {label}")
         time_axes(ax, f"{op}, n = 32, f64, single system" + (", 1 rhs" if op == "solve" else ""))
         ax.legend(fontsize=8)
         save(fig, name)
