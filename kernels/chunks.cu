@@ -1,7 +1,8 @@
 // The chunk steps of partitioned nested dissection (crate::schedule::Schedule::partitioned), BT_LD ≤ 32:
-// one warp per chunk sweeps its blocks in order, so the schedule's first `chunk` levels are one
-// launch, and each block is read once and each factor block written once, instead of a grid-wide
-// level per step that reads and writes every block it touches.
+// each chunk's blocks are swept in order (the factor by a warp pair, the solve's forward and
+// backward sweeps by one warp), so the schedule's first `chunk` levels are one launch, and each
+// block is read once and each factor block written once, instead of a grid-wide level per step
+// that reads and writes every block it touches.
 //
 // Step j of a chunk eliminates block b (the sequential algorithm's step, plus the "spike": the
 // coupling F_j to the chunk's left separator S, which the previous steps filled in):
