@@ -71,9 +71,18 @@ impl Partition {
         }
     }
 
+    /// `InvalidArgument` for `Chunks(0)`.
+    fn check(self) -> Result<()> {
+        if self == Partition::Chunks(0) {
+            return Err(Error::InvalidArgument("Partition::Chunks needs at least one block per chunk".into()));
+        }
+        Ok(())
+    }
+
     /// The nested-dissection schedule a plan with this choice uses for `dims` on the CUDA
     /// backend (`cuda`) or the CPU (`BTCHOL_CHUNK` read as the plan reads it).
     pub fn schedule(self, dims: Dims, cuda: bool) -> Result<Schedule> {
+        self.check()?;
         let n_blocks = dims.n_blocks;
         let chunk = match self {
             Partition::Auto => match std::env::var("BTCHOL_CHUNK") {
@@ -327,9 +336,7 @@ impl<T: Scalar> Plan<T> {
         let threads = options.resolved_threads();
         let max_nrhs = if options.max_nrhs == 0 { 16 } else { options.max_nrhs };
         let pivots = options.pivot_policy::<T>()?;
-        if options.partition == Partition::Chunks(0) {
-            return Err(Error::InvalidArgument("Partition::Chunks needs at least one block per chunk".into()));
-        }
+        options.partition.check()?; // (also where the chosen algorithm builds no schedule)
         let work = dims.batch as f64 * dims.n_blocks as f64 * (dims.block_size as f64).powi(3);
         let want_gpu = match options.backend {
             Backend::Cuda => true,

@@ -87,14 +87,15 @@ impl ClusterSolve {
         erecs: &[i32],
         cta_levels: &[(usize, usize)],
         levels: &[LevelRecords],
+        first: usize,
     ) -> Result<Option<ClusterSolve>> {
         let enabled = std::env::var("BTCHOL_SOLVE_CLUSTER").as_deref() != Ok("0");
         if dev.arch.0 < 9 || spec.ld != CLUSTER_LD || !enabled {
             return Ok(None);
         }
-        let (mut from, mut size) = cluster_shape(batch, dev.sm_count, cta_levels, levels);
+        let (mut from, mut size) = cluster_shape(batch, dev.sm_count, cta_levels, levels, first);
         if from == levels.len() {
-            return Ok(None); // (every level is a chunk level: kernels/chunks.cu solves them)
+            return Ok(None); // (every level is before `first`: a partitioned schedule's chunk levels)
         }
         let mut cap = CLUSTER_MAX_SIZE; // (lowered where the device cannot place a cluster)
         let nonportable = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
@@ -181,13 +182,15 @@ impl SharedLayout {
 /// Which levels the cluster solve takes and on how many CTAs per item: `size` is the largest
 /// power of two ≤ 16 with `batch · size` ≤ SMs (one cluster per item, all resident); the tail is
 /// every level from the first after which no level needs more than [`CLUSTER_MAX_ROUNDS`] rounds
-/// on that many CTAs; then the cluster shrinks to what the widest tail level uses in one round.
+/// on that many CTAs, `first` at the earliest (a partitioned schedule's chunk levels stay out);
+/// then the cluster shrinks to what the widest tail level uses in one round.
 /// Returns (first level, CTAs per cluster).
 fn cluster_shape(
     batch: usize,
     sm_count: usize,
     cta_levels: &[(usize, usize)],
     levels: &[LevelRecords],
+    first: usize,
 ) -> (usize, usize) {
     let mut size = 1;
     while 2 * size <= CLUSTER_MAX_SIZE && batch * 2 * size <= sm_count {
@@ -197,7 +200,7 @@ fn cluster_shape(
         cta_levels[l].1.div_ceil(size * CLUSTER_PAIRS).max(levels[l].n_elim.div_ceil(size * CLUSTER_WARPS))
     };
     let mut from = levels.len();
-    while from > 0 && rounds(from - 1, size) <= CLUSTER_MAX_ROUNDS && levels.len() - from < CLUSTER_MAX_PHASES / 2 {
+    while from > first && rounds(from - 1, size) <= CLUSTER_MAX_ROUNDS && levels.len() - from < CLUSTER_MAX_PHASES / 2 {
         from -= 1;
     }
     while size > 1 && (from..levels.len()).all(|l| rounds(l, size / 2) <= 1) {
@@ -485,7 +488,7 @@ mod tests {
             let (lrecs, cta_levels) = level_cta_records(&s);
             let (erecs, levels) = schedule_records(&s);
             for (batch, sms) in SHAPES {
-                let (from, size) = cluster_shape(batch, sms, &cta_levels, &levels);
+                let (from, size) = cluster_shape(batch, sms, &cta_levels, &levels, 0);
                 assert!(size.is_power_of_two() && size <= CLUSTER_MAX_SIZE && (size == 1 || batch * size <= sms));
                 assert!(from < levels.len() && levels.len() - from <= CLUSTER_MAX_PHASES / 2, "N={nb}");
                 for l in from..levels.len() {
@@ -611,7 +614,7 @@ mod tests {
             let x: Vec<f64> = (0..s.n_slots()).map(|_| values.next() * 0.5).collect();
             let y0: Vec<f64> = (0..nb).map(|_| values.next()).collect();
             for (batch, sms) in SHAPES {
-                let (from, size) = cluster_shape(batch, sms, &cta_levels, &levels);
+                let (from, size) = cluster_shape(batch, sms, &cta_levels, &levels, 0);
                 let plan = cluster_solve_plan(&lrecs, &erecs, &cta_levels, &levels, from, size);
                 let n_phases = 2 * (levels.len() - from);
                 let (y_from, expect) = reference_solve(&s, &linv, &x, &y0, from);

@@ -234,19 +234,16 @@ const TAIL_MAX_RECORDS: usize = 4;
 
 /// The deep levels the solve runs in one launch: the first level from which every level has at
 /// most [`TAIL_MAX_RECORDS`] level-CTA records and eliminations, and per merged level [first
-/// level-CTA record, count, first elimination record, count] for the kernel. Empty only where
-/// every level is a chunk level (kept out by a count of usize::MAX; the chunk kernels run them):
-/// otherwise the root level is one elimination.
-fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords]) -> (usize, Vec<i32>) {
+/// level-CTA record, count, first elimination record, count] for the kernel. No level before
+/// `first` (a partitioned schedule's chunk levels); empty only where every level is one of
+/// those, otherwise the root level (one elimination) is in it.
+fn solve_tail(cta_levels: &[(usize, usize)], levels: &[LevelRecords], first: usize) -> (usize, Vec<i32>) {
     let fits = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
     let mut from = levels.len();
-    while from > 0 && fits(from - 1) {
+    while from > first && fits(from - 1) {
         from -= 1;
     }
-    assert!(
-        from < levels.len() || cta_levels.last().is_some_and(|l| l.1 == usize::MAX),
-        "the root level of a schedule is a single elimination"
-    );
+    assert!(from < levels.len() || first == levels.len(), "the root level of a schedule is a single elimination");
     (from, tail_table(cta_levels, levels, from))
 }
 
@@ -525,14 +522,10 @@ impl<T: Scalar> CudaEngine<T> {
             // The merged solve tail and both clusters take no chunk level: the chunk kernels run
             // them, or per-level launches (taken into a cluster or the tail, the chunk levels
             // solved wrong on the H100: f64 n = 16, N = 16, chunks of 3; not investigated).
-            let cluster_levels: Vec<(usize, usize)> = cta_levels
-                .iter()
-                .enumerate()
-                .map(|(l, &(first, count))| (first, if l < schedule.chunk_levels() { usize::MAX } else { count }))
-                .collect();
+            let first = schedule.chunk_levels();
             let solve_tail_fn = f("btchol_solve_tail_small")?;
             opt_in_shared_memory(&solve_tail_fn, spec.tail_solve_smem_bytes())?;
-            let (tail_from, mut tail_host) = solve_tail(&cluster_levels, &levels);
+            let (tail_from, mut tail_host) = solve_tail(&cta_levels, &levels, first);
             if tail_host.is_empty() {
                 tail_host.push(-1); // (never read; keeps the buffer non-empty)
             }
@@ -542,9 +535,9 @@ impl<T: Scalar> CudaEngine<T> {
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, dev.sm_count);
             let cluster_fn = f("btchol_solve_cluster_small")?;
             let cluster =
-                ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cluster_levels, &levels)?;
+                ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels, first)?;
             let factor_cluster_fn = f("btchol_factor_cluster_small")?;
-            let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cluster_levels)?;
+            let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cta_levels, first)?;
             Some(SmallPath {
                 cluster,
                 factor_cluster,
@@ -1415,7 +1408,7 @@ mod tests {
             let (_, cta_levels) = level_cta_records(&s);
             let (_, levels) = schedule_records(&s);
             let small = |l: usize| cta_levels[l].1 <= TAIL_MAX_RECORDS && levels[l].n_elim <= TAIL_MAX_RECORDS;
-            let (from, table) = solve_tail(&cta_levels, &levels);
+            let (from, table) = solve_tail(&cta_levels, &levels, 0);
             assert!((from..levels.len()).all(small), "N={nb}");
             assert!(from == 0 || !small(from - 1), "N={nb}: the tail could start earlier");
             assert_eq!(table.len(), 4 * (levels.len() - from));
@@ -1427,6 +1420,16 @@ mod tests {
             if nb <= 8 {
                 assert_eq!(from, 0, "N={nb}: a short system solves in one launch");
             }
+        }
+        // A partitioned schedule's chunk levels stay out of the tail; with nothing but chunk
+        // levels (one chunk) it is empty.
+        for (nb, chunk) in [(16, 3), (37, 7), (1000, 15), (5, 5), (3, 8)] {
+            let s = Schedule::partitioned(nb, chunk);
+            let (_, cta_levels) = level_cta_records(&s);
+            let (_, levels) = schedule_records(&s);
+            let (from, table) = solve_tail(&cta_levels, &levels, s.chunk_levels());
+            assert!(from >= s.chunk_levels(), "N={nb} chunk={chunk}");
+            assert_eq!(table.is_empty(), s.chunk_levels() == levels.len(), "N={nb} chunk={chunk}");
         }
     }
 

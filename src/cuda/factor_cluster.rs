@@ -65,7 +65,9 @@ pub(super) struct FactorCluster {
 impl FactorCluster {
     /// The factor cluster, where the device has clusters, the blocks are f64 padded to 16 or 32,
     /// `BTCHOL_FACTOR_CLUSTER` is not `0`, and one cluster per item fits the device at once:
-    /// every level from the first whose records fit one cluster, if that is two levels or more.
+    /// every level from the first whose records fit one cluster, if that is two levels or more,
+    /// and none before `first` (a partitioned schedule's chunk levels, which kernels/chunks.cu or
+    /// per-level launches run).
     pub(super) fn new(
         dev: &Device,
         spec: &KernelSpec,
@@ -73,6 +75,7 @@ impl FactorCluster {
         batch: usize,
         lrecs: &[i32],
         cta_levels: &[(usize, usize)],
+        first: usize,
     ) -> Result<Option<FactorCluster>> {
         let enabled = std::env::var("BTCHOL_FACTOR_CLUSTER").as_deref() != Ok("0");
         if dev.arch.0 < 9 || spec.dtype != DType::F64 || !matches!(spec.ld, 16 | 32) || !enabled {
@@ -80,7 +83,9 @@ impl FactorCluster {
         }
         let max_size =
             std::env::var("BTCHOL_FACTOR_CLUSTER_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_MAX_SIZE);
-        let Some((from, size)) = cluster_shape(cta_levels, max_size.clamp(1, MAX_SIZE)) else { return Ok(None) };
+        let Some((from, size)) = cluster_shape(cta_levels, max_size.clamp(1, MAX_SIZE), first) else {
+            return Ok(None);
+        };
         if batch * size > dev.sm_count {
             return Ok(None);
         }
@@ -133,10 +138,11 @@ fn shared_bytes(ld: usize, elem: usize) -> usize {
 }
 
 /// (first level, CTAs per cluster): every level from the first after which no level has more
-/// records than a cluster has CTAs; `None` where that leaves fewer than two levels.
-fn cluster_shape(cta_levels: &[(usize, usize)], max_size: usize) -> Option<(usize, usize)> {
+/// records than a cluster has CTAs, `first` at the earliest; `None` where that leaves fewer than
+/// two levels.
+fn cluster_shape(cta_levels: &[(usize, usize)], max_size: usize, first: usize) -> Option<(usize, usize)> {
     let mut from = cta_levels.len();
-    while from > 0 && cta_levels[from - 1].1 <= max_size {
+    while from > first && cta_levels[from - 1].1 <= max_size {
         from -= 1;
     }
     let n_levels = cta_levels.len() - from;
@@ -244,8 +250,10 @@ mod tests {
         for (nb, chunk) in nd.chain(partitioned) {
             let s = if chunk == 0 { Schedule::new(nb) } else { Schedule::partitioned(nb, chunk) };
             let (lrecs, cta_levels) = level_cta_records(&s);
-            let Some((from, size)) = cluster_shape(&cta_levels, MAX_SIZE) else {
-                assert!(cta_levels.len() < 2 || cta_levels[cta_levels.len() - 2].1 > MAX_SIZE, "N = {nb}");
+            // (The plan keeps the cluster off a partitioned schedule's chunk levels.)
+            let Some((from, size)) = cluster_shape(&cta_levels, MAX_SIZE, s.chunk_levels()) else {
+                let deep = cta_levels.len() < 2 || cta_levels[cta_levels.len() - 2].1 > MAX_SIZE;
+                assert!(deep || s.chunk_levels() + 2 > cta_levels.len(), "N = {nb}");
                 continue;
             };
             assert!(size <= MAX_SIZE);
@@ -323,10 +331,10 @@ mod tests {
     #[test]
     fn factor_cluster_takes_the_levels_that_fit_one_cluster() {
         let (_, cta_levels) = level_cta_records(&Schedule::new(64));
-        assert_eq!(cluster_shape(&cta_levels, MAX_SIZE), Some((1, 16)));
+        assert_eq!(cluster_shape(&cta_levels, MAX_SIZE, 0), Some((1, 16)));
         let (_, cta_levels) = level_cta_records(&Schedule::new(2));
-        assert_eq!(cluster_shape(&cta_levels, MAX_SIZE), Some((0, 1)));
+        assert_eq!(cluster_shape(&cta_levels, MAX_SIZE, 0), Some((0, 1)));
         let (_, cta_levels) = level_cta_records(&Schedule::new(1));
-        assert_eq!(cluster_shape(&cta_levels, MAX_SIZE), None);
+        assert_eq!(cluster_shape(&cta_levels, MAX_SIZE, 0), None);
     }
 }

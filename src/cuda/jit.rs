@@ -56,8 +56,9 @@ pub const KERNEL_NAMES: [&str; 16] = [
     "btchol_logdet",
 ];
 
-/// Entry points of the small-block level kernels (kernels/small.cu), present when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 11] = [
+/// Entry points of the small-block kernels (kernels/small.cu, sequential.cu, chunks.cu), present
+/// when `ld ≤ 32`.
+pub const SMALL_KERNEL_NAMES: [&str; 16] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
@@ -69,6 +70,11 @@ pub const SMALL_KERNEL_NAMES: [&str; 11] = [
     "btchol_factor_seq_small",
     "btchol_factor_seq_pair_small",
     "btchol_solve_seq_small",
+    "btchol_factor_chunks_small",
+    "btchol_chunk_separators",
+    "btchol_forward_chunks_small",
+    "btchol_chunk_solve_separators",
+    "btchol_backward_chunks_small",
 ];
 /// Threads per CTA of the small-block level kernels (kernels/small.cu `SNT`).
 pub const SMALL_THREADS: usize = 256;

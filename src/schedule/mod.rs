@@ -196,13 +196,14 @@ impl Schedule {
         let chunk_levels = chunk.min(nb);
         let sub_levels = sub.as_ref().map_or(0, |s| s.levels.len());
 
-        let mut slots = vec![SlotInfo { row_block: 0, col_block: 0, level: 0 }; nb - 1];
         let mut block_level = vec![0; nb];
         // Spike slots: chunk k (≥ 1) step j ≥ 1 couples separator k−1 and the chunk's block j.
+        // Slots: the caller's E_i, the spikes, then the separators' schedule's own (from sep_fill_base).
         let mut spike_slot = vec![usize::MAX; nb];
         let n_spikes: usize = (1..n_chunks).map(|k| chunk_len(k) - 1).sum();
         let sep_fill_base = nb - 1 + n_spikes;
-        slots.resize(sep_fill_base + n_seps.saturating_sub(1), SlotInfo { row_block: 0, col_block: 0, level: 0 });
+        let n_slots = sep_fill_base + sub.as_ref().map_or(0, |s| s.n_slots());
+        let mut slots = vec![SlotInfo { row_block: 0, col_block: 0, level: 0 }; n_slots];
         {
             let mut next = nb - 1;
             for k in 1..n_chunks {
@@ -263,7 +264,6 @@ impl Schedule {
             // Their slot s is our sep_fill_base + s: their level-0 slots are the chunks' last fills,
             // their own fills come after.
             let map_slot = |s: usize| sep_fill_base + s;
-            slots.resize(sep_fill_base + sub.n_slots(), SlotInfo { row_block: 0, col_block: 0, level: 0 });
             for (q, info) in sub.slots.iter().enumerate() {
                 slots[map_slot(q)] = SlotInfo {
                     row_block: sep_block(info.row_block),
