@@ -62,36 +62,60 @@ step() { # step NAME CMD...: run, log to $logs, count
     else fail=$((fail + 1)); failed+=("$name"); tail -n 40 "$logs/$name.log"; fi
     tar czf "$out/logs.tgz" -C "$logs" .
 }
+# The test steps are independent and mostly host-bound (references, plan set-up), so they run
+# side by side, $njobs at a time (the GPU machine has 16 cores); each leaves NAME.rc beside its log.
+njobs=${GPU_CHECK_JOBS:-6}
+pstep() { # pstep NAME CMD...: step in the background
+    local name=$1; shift
+    while [ "$(jobs -rp | wc -l)" -ge "$njobs" ]; do wait -n; done
+    ( "$@" >"$logs/$name.log" 2>&1; echo $? >"$logs/$name.rc"
+      tar czf "$out/logs.$BASHPID.tgz" -C "$logs" . 2>/dev/null && mv -f "$out/logs.$BASHPID.tgz" "$out/logs.tgz" ) &
+}
+collect() { # wait for the background steps and count them, in name order
+    wait
+    local rc name
+    for rc in "$logs"/*.rc; do
+        [ -e "$rc" ] || continue
+        name=$(basename "$rc" .rc)
+        echo "=== $name"
+        if [ "$(cat "$rc")" = 0 ]; then pass=$((pass + 1)); tail -n 3 "$logs/$name.log"
+        else fail=$((fail + 1)); failed+=("$name"); tail -n 40 "$logs/$name.log"; fi
+        rm "$rc"
+    done
+    tar czf "$out/logs.tgz" -C "$logs" .
+}
 
 # Warm the kernel cache once so the tests measure nothing but themselves.
 step kernels-warm .bundle/btchol kernels --warm
 if [ "$part" != checks ]; then
-for t in .bundle/tests/*; do
-    step "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
+# The GPU suites take longest: start them first.
+for t in .bundle/tests/gpu_* $(ls .bundle/tests/* | grep -v /gpu_); do
+    pstep "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
 done
 # The solve tests again without CUDA graphs (kernels launched one by one).
 for t in .bundle/tests/gpu_solve-*; do
-    step test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 "$t" --test-threads=1
+    pstep test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 "$t" --test-threads=1
 done
 # The partitioned tests again with the chunk levels as per-level launches instead of the chunk kernel.
 for t in .bundle/tests/gpu_partitioned-*; do
-    step test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 "$t" --test-threads=1
+    pstep test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 "$t" --test-threads=1
 done
 # The sequential tests again with the one-warp factor forced (by default batches of at most two
 # items per SM take the warp-pair factor, so the small shapes would not reach it).
 for t in .bundle/tests/gpu_features-*; do
-    step test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 "$t" --test-threads=1 sequential
+    pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 "$t" --test-threads=1 sequential
 done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
 for suite in refine_gradient masks regularize deterministic; do
     for t in .bundle/tests/$suite-*; do
-        step "test-$suite-cuda" env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
+        pstep "test-$suite-cuda" env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
     done
 done
 # The Python binding against this build (CUDA tests, CuPy / PyTorch device arrays, 16-bit inputs).
-step python-binding env BTCHOL_LIB=$PWD/.bundle/libbtchol.so PYTHONPATH=$PWD/.bundle/pylib \
+pstep python-binding env BTCHOL_LIB=$PWD/.bundle/libbtchol.so PYTHONPATH=$PWD/.bundle/pylib \
     python3 -m pytest -q -p no:cacheprovider bindings/python/tests
+collect
 fi
 if [ "$part" != tests ]; then
 san="compute-sanitizer --error-exitcode=1"
@@ -103,20 +127,22 @@ medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --re
 large="bench --backend cuda --dtype f64,f32 --n 48,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 # The per-item sequential factor's warp pair (named barriers between its two warps), odd n and N.
 seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0"
-step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
-step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
-step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
-step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
-step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
-step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
+pstep sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
+pstep sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
+pstep sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
+pstep sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
+pstep sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
+pstep sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 for tool in memcheck racecheck synccheck; do
-    step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
+    pstep sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
 done
 # The chunk kernel of partitioned nested dissection (chunks of 3, a short last chunk; odd n).
 chunks="bench --backend cuda --algorithm nd --dtype f64,f32 --n 32,7 --N 37 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 for tool in memcheck racecheck; do
-    step sanitizer-$tool-chunks env BTCHOL_CHUNK=3 $san --tool $tool .bundle/btchol $chunks
+    pstep sanitizer-$tool-chunks env BTCHOL_CHUNK=3 $san --tool $tool .bundle/btchol $chunks
 done
+# The benchmarks time the GPU: one at a time, with nothing else running.
+collect
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
 # Partitioned nested dissection (the plan's choice from N = 3072 for n 9..32) against plain nested
