@@ -142,9 +142,7 @@ impl ClusterSolve {
                 (size, cap) = (size / 2, size / 2);
                 continue;
             }
-            let buf = DeviceBuffer::<i32>::zeroed(dev, plan.table.len(), "cluster solve plan")?;
-            unsafe { result::memcpy_htod_sync(buf.ptr, &plan.table) }
-                .map_err(|e| cuda_err("uploading the schedule", e))?;
+            let buf = DeviceBuffer::from_host(dev, &plan.table, "uploading the cluster solve plan")?;
             return Ok(Some(ClusterSolve { func, from, size, plan: buf, layout }));
         }
     }

@@ -477,9 +477,7 @@ impl<T: Scalar> CudaEngine<T> {
         };
         let small = if spec.small() && seq.is_none() {
             let (cta_recs, cta_levels) = level_cta_records(&schedule);
-            let recs = DeviceBuffer::<i32>::zeroed(&dev, cta_recs.len(), "schedule records")?;
-            unsafe { result::memcpy_htod_sync(recs.ptr, &cta_recs) }
-                .map_err(|e| cuda_err("uploading the schedule", e))?;
+            let recs = DeviceBuffer::from_host(&dev, &cta_recs, "uploading the schedule")?;
             let (factor_level, factor_level_wide) =
                 (f("btchol_factor_level_small")?, f("btchol_factor_level_small_wide")?);
             opt_in_shared_memory(&factor_level, spec.small_factor_smem_bytes())?;
@@ -489,12 +487,7 @@ impl<T: Scalar> CudaEngine<T> {
                     let factor = f("btchol_factor_chunks_small")?;
                     let smem = spec.chunk_factor_smem_bytes();
                     opt_in_shared_memory(&factor, smem)?;
-                    let upload = |v: &[i32]| -> Result<DeviceBuffer<i32>> {
-                        let buf = DeviceBuffer::<i32>::zeroed(&dev, v.len(), "chunk table")?;
-                        unsafe { result::memcpy_htod_sync(buf.ptr, v) }
-                            .map_err(|e| cuda_err("uploading the chunk table", e))?;
-                        Ok(buf)
-                    };
+                    let upload = |v: &[i32]| DeviceBuffer::from_host(&dev, v, "uploading the chunk table");
                     let (forward, backward) = (f("btchol_forward_chunks_small")?, f("btchol_backward_chunks_small")?);
                     opt_in_shared_memory(&forward, spec.chunk_solve_smem_bytes(max_nrhs))?;
                     opt_in_shared_memory(&backward, spec.chunk_solve_smem_bytes(max_nrhs))?;
@@ -529,9 +522,7 @@ impl<T: Scalar> CudaEngine<T> {
             if tail_host.is_empty() {
                 tail_host.push(-1); // (never read; keeps the buffer non-empty)
             }
-            let tail = DeviceBuffer::<i32>::zeroed(&dev, tail_host.len(), "schedule records")?;
-            unsafe { result::memcpy_htod_sync(tail.ptr, &tail_host) }
-                .map_err(|e| cuda_err("uploading the schedule", e))?;
+            let tail = DeviceBuffer::from_host(&dev, &tail_host, "uploading the schedule")?;
             let wide_min_ctas = wide_level_min_ctas(T::DTYPE, dev.sm_count);
             let cluster_fn = f("btchol_solve_cluster_small")?;
             let cluster =
@@ -561,16 +552,9 @@ impl<T: Scalar> CudaEngine<T> {
         } else {
             None
         };
-        let recs = DeviceBuffer::<i32>::zeroed(&dev, recs_host.len(), "schedule records")?;
+        let recs = DeviceBuffer::from_host(&dev, &recs_host, "uploading the schedule")?;
         let flags: Vec<u8> = (0..dims.n_blocks - 1).map(|i| schedule.sub_block_transposed(i) as u8).collect();
-        let sub_transposed = DeviceBuffer::<u8>::zeroed(&dev, flags.len(), "schedule orientation")?;
-        unsafe {
-            result::memcpy_htod_sync(recs.ptr, &recs_host).map_err(|e| cuda_err("uploading the schedule", e))?;
-            if !flags.is_empty() {
-                result::memcpy_htod_sync(sub_transposed.ptr, &flags)
-                    .map_err(|e| cuda_err("uploading the schedule", e))?;
-            }
-        }
+        let sub_transposed = DeviceBuffer::from_host(&dev, &flags, "uploading the schedule orientation")?;
         let rows = dims.rows();
         let capture_stream = Stream::new_owned(&dev)?;
         // (Graph capture of such launches needs a 12.3 driver.)

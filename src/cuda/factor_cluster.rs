@@ -106,8 +106,7 @@ impl FactorCluster {
         if launch.max_active(&func)? == 0 {
             return Ok(None);
         }
-        let buf = DeviceBuffer::<i32>::zeroed(dev, prog.len(), "factor cluster program")?;
-        unsafe { result::memcpy_htod_sync(buf.ptr, &prog) }.map_err(|e| cuda_err("uploading the schedule", e))?;
+        let buf = DeviceBuffer::from_host(dev, &prog, "uploading the factor cluster program")?;
         Ok(Some(FactorCluster { func, from, n_levels: cta_levels.len() - from, prog: buf, size, smem }))
     }
 

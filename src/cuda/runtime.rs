@@ -66,6 +66,18 @@ impl Device {
     }
 }
 
+/// Waits until the device has done what was queued on the legacy default stream. The driver's
+/// "synchronous" memset and pageable host-to-device copy (`cuMemsetD8`, `cuMemcpyHtoD`) run there
+/// and may return before the device has done them (CUDA's API synchronization notes), and the
+/// plans' non-blocking streams are not ordered after that stream: without this wait a plan's
+/// first kernels could run before its buffers were zeroed or its tables copied. A single process
+/// almost never sees it; six processes sharing an H100 (time-sliced contexts) saw it in ~20 % of
+/// plans (2026-11-26: zeroed failure keys read as "not positive definite at block 0, column 0"
+/// and "non-finite value at block 0, row 0, column 0").
+pub(crate) fn sync_legacy_stream(what: &str) -> Result<()> {
+    unsafe { result::stream::synchronize(result::stream::null()) }.map_err(|e| cuda_err(what, e))
+}
+
 /// Device memory owned by a plan, freed on drop.
 pub struct DeviceBuffer<T> {
     pub(crate) ptr: sys::CUdeviceptr,
@@ -87,6 +99,17 @@ impl<T> DeviceBuffer<T> {
         })?;
         let buf = DeviceBuffer { ptr, len, ctx: dev.ctx.clone(), _t: std::marker::PhantomData };
         unsafe { result::memset_d8_sync(ptr, 0, bytes) }.map_err(|e| cuda_err(what, e))?;
+        sync_legacy_stream(what)?;
+        Ok(buf)
+    }
+
+    /// Allocates a buffer holding `data` (schedule tables and other set-up data).
+    pub fn from_host(dev: &Device, data: &[T], what: &str) -> Result<Self> {
+        let buf = Self::zeroed(dev, data.len(), what)?;
+        if !data.is_empty() {
+            unsafe { result::memcpy_htod_sync(buf.ptr, data) }.map_err(|e| cuda_err(what, e))?;
+            sync_legacy_stream(what)?;
+        }
         Ok(buf)
     }
     pub fn len(&self) -> usize {

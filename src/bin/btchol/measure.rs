@@ -366,12 +366,14 @@ impl DeviceRhs {
             };
             let me = DeviceRhs { b: db, x: dx, bytes };
             cudarc::driver::result::memcpy_htod_sync(db, b).map_err(|e| gpu("copying b", e))?;
+            legacy_stream_done().map_err(|e| gpu("copying b", e))?;
             Ok(me)
         }
     }
     fn refresh(&self) -> Result<(), Error> {
         // SAFETY: both buffers hold `bytes` bytes.
         unsafe { cudarc::driver::result::memcpy_dtod_sync(self.x, self.b, self.bytes) }
+            .and_then(|()| legacy_stream_done())
             .map_err(|e| Error::Cuda(format!("bench refreshing x: {e:?}")))
     }
     fn read<T: Scalar>(&self, x: &mut [T]) -> Result<(), Error> {
@@ -379,6 +381,15 @@ impl DeviceRhs {
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(x, self.x) }
             .map_err(|e| Error::Cuda(format!("bench reading x: {e:?}")))
     }
+}
+
+/// These copies run on the legacy default stream and may return before the device has done them
+/// (a device-to-device copy always does); the plan's stream is not ordered after that stream, so
+/// wait for it (src/cuda/runtime.rs `sync_legacy_stream`).
+fn legacy_stream_done() -> Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::result::stream;
+    // SAFETY: synchronizing the current context's legacy stream.
+    unsafe { stream::synchronize(stream::null()) }
 }
 
 impl Drop for DeviceRhs {
