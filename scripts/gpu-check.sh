@@ -33,6 +33,16 @@ for l in sys.stdin:
         | while read -r exe; do cp "$exe" .bundle/tests/; done
     cargo build --release --lib
     cp target/release/btchol target/release/libbtchol.so .bundle/
+    # The kernels compiled here for sm_90 (NVRTC 13.0 from PyPI, as the GPU machine's toolkit), so
+    # the run does not spend ~1 minute of device time compiling them (a version mismatch only
+    # misses the cache). BUNDLE_KERNELS=0 skips it (~3 min on 2 cores).
+    nvrtc=$(ls -d .venv-nvrtc130/lib/python3*/site-packages/nvidia/cu13/lib 2>/dev/null | head -1)
+    if [ "${BUNDLE_KERNELS:-1}" = 1 ] && [ -n "$nvrtc" ]; then
+        rm -rf /tmp/btchol-bundle-kcache
+        LD_LIBRARY_PATH="$nvrtc:${LD_LIBRARY_PATH:-}" BTCHOL_CACHE_DIR=/tmp/btchol-bundle-kcache \
+            .bundle/btchol kernels --warm --arch sm_90
+        tar czf .bundle/kcache.tgz -C /tmp/btchol-bundle-kcache .  # (34 MB of CUBINs, 8 compressed)
+    fi
     strip --strip-debug .bundle/btchol .bundle/libbtchol.so .bundle/tests/* 2>/dev/null || true
     # pytest for the Python binding's tests (pure Python; the GPU machine has no network)
     python3 -m pip install -q --target .bundle/pylib pytest
@@ -64,6 +74,9 @@ step() { # step NAME CMD...: run, log to $logs, count
 }
 # The test steps are independent and mostly host-bound (references, plan set-up), so they run
 # side by side, $njobs at a time (the GPU machine has 16 cores); each leaves NAME.rc beside its log.
+# (Running side by side found a real bug on 2026-11-26: plans zeroed buffers on the legacy default
+# stream, src/cuda/runtime.rs sync_legacy_stream; tests/gpu_concurrent.rs covers it now.) The
+# sanitizer steps stay one at a time: each tool holds much device memory and time.
 njobs=${GPU_CHECK_JOBS:-6}
 pstep() { # pstep NAME CMD...: step in the background
     local name=$1; shift
@@ -85,7 +98,9 @@ collect() { # wait for the background steps and count them, in name order
     tar czf "$out/logs.tgz" -C "$logs" .
 }
 
-# Warm the kernel cache once so the tests measure nothing but themselves.
+# Warm the kernel cache once so the tests measure nothing but themselves (from the bundle's
+# kernels where they match this machine's NVRTC).
+[ -f .bundle/kcache.tgz ] && mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
 step kernels-warm .bundle/btchol kernels --warm
 if [ "$part" != checks ]; then
 # The GPU suites take longest: start them first.
@@ -127,22 +142,20 @@ medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --re
 large="bench --backend cuda --dtype f64,f32 --n 48,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 # The per-item sequential factor's warp pair (named barriers between its two warps), odd n and N.
 seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0"
-pstep sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
-pstep sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
-pstep sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
-pstep sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
-pstep sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
-pstep sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
+step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
+step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
+step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
+step sanitizer-racecheck-small $san --tool racecheck .bundle/btchol $small
+step sanitizer-racecheck-medium $san --tool racecheck .bundle/btchol $medium
+step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 for tool in memcheck racecheck synccheck; do
-    pstep sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
+    step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
 done
 # The chunk kernel of partitioned nested dissection (chunks of 3, a short last chunk; odd n).
 chunks="bench --backend cuda --algorithm nd --dtype f64,f32 --n 32,7 --N 37 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 for tool in memcheck racecheck; do
-    pstep sanitizer-$tool-chunks env BTCHOL_CHUNK=3 $san --tool $tool .bundle/btchol $chunks
+    step sanitizer-$tool-chunks env BTCHOL_CHUNK=3 $san --tool $tool .bundle/btchol $chunks
 done
-# The benchmarks time the GPU: one at a time, with nothing else running.
-collect
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
 # Partitioned nested dissection (the plan's choice from N = 3072 for n 9..32) against plain nested
@@ -162,6 +175,9 @@ step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 
 step bench-mixed .bundle/btchol bench --backend cuda --algorithm nd --precision f64,f32,mixed --n 32,128 --N 1024,4096 \
     --batch 1 --nrhs 1 --csv "$out/bench-mixed.csv"
 fi
+# The bench CSVs as one archive beside logs.tgz (a device call returns at most 8 files).
+csvs=$(cd "$out" && ls bench-*.csv 2>/dev/null)
+[ -n "$csvs" ] && (cd "$out" && tar czf bench-csv.tgz $csvs && rm -f $csvs)
 echo
 label=$([ "$part" = all ] || echo " ($part)")
 echo "gpu-check$label on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"

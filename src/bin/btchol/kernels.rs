@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const HELP: &str = "\
 Usage: btchol kernels --check [--arch sm_XY ...]   compile every kernel variant (NVRTC only)
-       btchol kernels --warm                       compile into the disk cache for this GPU
+       btchol kernels --warm [--arch sm_XY ...]    compile into the disk cache
 
 --check compiles each (dtype, padded block size) variant for each --arch (default sm_80 and
 sm_90) to a CUBIN and prints how many compiled; it exits non-zero if any failed. --warm does
-the same for the local GPU's architecture through the cache (BTCHOL_CACHE_DIR), so later plans
-start without compiling.";
+the same through the cache (BTCHOL_CACHE_DIR), so later plans start without compiling: for the
+local GPU's architecture, or without a GPU for each --arch (a cache to carry to a GPU machine
+whose NVRTC has the same major.minor version; others miss it and compile).";
 
 fn parse_arch(s: &str) -> Option<(i32, i32)> {
     let d = s.strip_prefix("sm_")?;
@@ -59,7 +60,7 @@ pub fn run(args: &[String]) -> i32 {
             return 1;
         }
     };
-    let (archs, smem) = if warm {
+    let (archs, smem) = if warm && archs.is_empty() {
         match Device::open() {
             Ok(d) => (vec![d.arch], d.smem_optin.min(200 * 1024)),
             Err(e) => {
@@ -70,6 +71,7 @@ pub fn run(args: &[String]) -> i32 {
     } else if archs.is_empty() {
         (vec![(8, 0), (9, 0)], 200 * 1024)
     } else {
+        // (the variants a device with at least 200 KiB of opt-in shared memory uses: sm_80, sm_90)
         (archs, 200 * 1024)
     };
     let specs = KernelSpec::all(smem);
