@@ -225,19 +225,32 @@ extern "C" __global__ void __launch_bounds__(128) btchol_chunk_separators(
 // survivors), z (eliminated blocks' forward solution, then the solution).
 // ---------------------------------------------------------------------------------------------
 #define CHS_BLOCK (LD * SEQ_SLD)
+// L_b⁻¹ staged by its lower triangle only where that measured faster (H100, 2026-11-26, A/B in
+// bench/results/ab/README.md): f64 blocks of 32, whose sweeps are bandwidth-bound (f64 n = 32,
+// N = 16384 solve 391 → 376 µs). f32 sweeps at N = 4096 were 3–8 % slower with it, f64 n = 16
+// the same.
+#define CHS_LOWER_LINV (sizeof(real) == 8 && LD == 32)
 
-// Stages step j's blocks of a chunk: L_b⁻¹, X_b (where b has an upper neighbour), Y_b (where the
-// chunk has a left separator), and `vec_rows` rows of m vectors at `vec` (stride `rows`), into
-// buffer `buf` (3 blocks, then m·LD vector elements).
+// Stages step j's blocks of a chunk: L_b⁻¹ (with CHS_LOWER_LINV its lower triangle, the buffers'
+// upper part zeroed once by stage_buffers_init), X_b (where b has an upper neighbour), Y_b (where the chunk has a
+// left separator), and `vec_rows` rows of m vectors at `vec` (stride `rows`), into buffer `buf`
+// (3 blocks, then m·LD vector elements).
 __device__ __forceinline__ void stage_chunk_step(real* buf, const real* linv_b, const real* x_b, const real* y_b,
                                                  const real* vec, int n, int m, int rows, int lane) {
-    stage_block(buf, linv_b, SEQ_SLD, lane);
+    if (CHS_LOWER_LINV) stage_lower(buf, linv_b, SEQ_SLD, lane);
+    else stage_block(buf, linv_b, SEQ_SLD, lane);
     if (x_b) stage_block(buf + CHS_BLOCK, x_b, SEQ_SLD, lane);
     if (y_b) stage_block(buf + 2 * CHS_BLOCK, y_b, SEQ_SLD, lane);
     if (vec)
         for (int idx = lane; idx < n * m; idx += CHUNK_THREADS)
             copy_async(buf + 3 * CHS_BLOCK + (idx / n) * LD + idx % n, vec + (long long)(idx / n) * rows + idx % n);
     commit_async();
+}
+// The two stage buffers' L⁻¹ blocks above the diagonal, which stage_lower never writes.
+__device__ __forceinline__ void stage_buffers_init(real* stage, int step_elems, int lane) {
+    if (!CHS_LOWER_LINV) return;
+    zero_upper(stage, SEQ_SLD, lane);
+    zero_upper(stage + step_elems, SEQ_SLD, lane);
 }
 // Σ_k B[i][k]·v[k] (lane i; B column-major with SEQ_SLD, v broadcast from shared memory). Lanes
 // beyond LD compute row 0's again (so that they read inside the block).
@@ -297,6 +310,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK_THREADS) btchol_forward_chunk
         if (lane < LD) sy[c * LD + lane] = lane < n ? yb[(long long)b0 * n + (long long)c * rows + lane] : real(0);
         if (lane < LD) ss[c * LD + lane] = real(0);
     }
+    stage_buffers_init(stage, step_elems, lane);
     stage_step(0, stage);
     for (int j = 0; j < len; ++j) {
         const int b = b0 + j;
@@ -367,6 +381,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK_THREADS) btchol_backward_chun
         stage_chunk_step(buf, Li + b * BS, b + 1 < n_blocks ? XS + b * BS : nullptr,
                          left >= 0 ? XS + lslot[j] * BS : nullptr, zb + (long long)b * n, n, m, rows, lane);
     };
+    stage_buffers_init(stage, step_elems, lane);
     stage_step(len - 1, stage + ((len - 1) & 1) * step_elems);
     const int last_b = b0 + len - 1;
     for (int c = 0; c < m; ++c) {

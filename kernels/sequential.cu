@@ -18,6 +18,16 @@
 __device__ __forceinline__ void stage_block(real* dst, const real* src, int sld, int lane) {
     for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS) copy_async(dst + idx % LD + (idx / LD) * sld, src + idx);
 }
+// The same for a lower triangular block (diagonal included): its zero upper part is not read, so
+// about half the block's bytes move, and dst's upper part keeps what it held (zero_upper).
+__device__ __forceinline__ void stage_lower(real* dst, const real* src, int sld, int lane) {
+    for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
+        if (idx % LD >= idx / LD) copy_async(dst + idx % LD + (idx / LD) * sld, src + idx);
+}
+__device__ __forceinline__ void zero_upper(real* dst, int sld, int lane) {
+    for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
+        if (idx % LD < idx / LD) dst[idx % LD + (idx / LD) * sld] = real(0);
+}
 
 // acc[k] −= Σ_{q0 ≤ q < q1} X[lane][q]·X[k][q] (X column-major in shared memory).
 __device__ __forceinline__ void syrk_columns(real (&acc)[LD], const real* X, int q0, int q1, int lane) {
