@@ -801,8 +801,11 @@ btchol_status btchol_plan_factor_solve(struct btchol_plan *plan,
 /**
  * Sets the CUDA stream (a `cudaStream_t` / `CUstream` of device 0's primary context, owned by
  * the caller, who keeps it alive until the plan is destroyed or another stream is set) on which
- * the plan's GPU work runs; NULL selects the legacy default stream. A CPU plan accepts NULL
- * (there is nothing to order) and returns `BTCHOL_STATUS_NO_CUDA` for any other stream.
+ * the plan's GPU work runs; NULL selects the legacy default stream. Until a stream is set, a
+ * CUDA plan runs on a non-blocking stream of its own, which is not ordered after other work of
+ * the caller's (the legacy default stream included): set the stream that produces device inputs,
+ * or synchronize it before passing them. A CPU plan accepts NULL (there is nothing to order) and
+ * returns `BTCHOL_STATUS_NO_CUDA` for any other stream.
  *
  * # Safety
  * `plan` is NULL or a live handle; `stream` is NULL or a live CUDA stream of the plan's context.
