@@ -515,8 +515,10 @@ impl<T: Scalar> Plan<T> {
     }
 
     /// Makes a GPU plan enqueue all work on a stream the caller owns (a `CUstream` /
-    /// `cudaStream_t`; null is the legacy default stream). A CPU plan returns
-    /// [`Error::BackendUnavailable`].
+    /// `cudaStream_t`; null is the legacy default stream). Until then the plan runs on a
+    /// non-blocking stream of its own, not ordered after the caller's work (the legacy default
+    /// stream included): set the stream that produces device inputs, or synchronize it first.
+    /// A CPU plan returns [`Error::BackendUnavailable`].
     ///
     /// # Safety
     /// The stream must belong to device 0's primary context and outlive its use by the plan.
