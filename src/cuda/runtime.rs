@@ -74,7 +74,7 @@ impl Device {
 /// almost never sees it; six processes sharing an H100 (time-sliced contexts) saw it in ~20 % of
 /// plans (2026-11-26: zeroed failure keys read as "not positive definite at block 0, column 0"
 /// and "non-finite value at block 0, row 0, column 0").
-pub(crate) fn sync_legacy_stream(what: &str) -> Result<()> {
+pub fn sync_legacy_stream(what: &str) -> Result<()> {
     unsafe { result::stream::synchronize(result::stream::null()) }.map_err(|e| cuda_err(what, e))
 }
 
@@ -87,8 +87,8 @@ pub struct DeviceBuffer<T> {
 }
 
 impl<T> DeviceBuffer<T> {
-    /// Allocates `len` elements (at least one byte, so the pointer is valid) and zeroes them.
-    pub fn zeroed(dev: &Device, len: usize, what: &str) -> Result<Self> {
+    /// Allocates `len` elements (at least one byte, so the pointer is valid), uninitialised.
+    fn alloc(dev: &Device, len: usize, what: &str) -> Result<Self> {
         dev.bind()?;
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::OutOfMemory(what.into()))?.max(1);
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| match e.0 {
@@ -97,19 +97,25 @@ impl<T> DeviceBuffer<T> {
             }
             _ => cuda_err(what, e),
         })?;
-        let buf = DeviceBuffer { ptr, len, ctx: dev.ctx.clone(), _t: std::marker::PhantomData };
-        unsafe { result::memset_d8_sync(ptr, 0, bytes) }.map_err(|e| cuda_err(what, e))?;
+        Ok(DeviceBuffer { ptr, len, ctx: dev.ctx.clone(), _t: std::marker::PhantomData })
+    }
+
+    /// Allocates `len` elements (at least one byte) and zeroes them.
+    pub fn zeroed(dev: &Device, len: usize, what: &str) -> Result<Self> {
+        let buf = Self::alloc(dev, len, what)?;
+        unsafe { result::memset_d8_sync(buf.ptr, 0, buf.bytes().max(1)) }.map_err(|e| cuda_err(what, e))?;
         sync_legacy_stream(what)?;
         Ok(buf)
     }
 
     /// Allocates a buffer holding `data` (schedule tables and other set-up data).
     pub fn from_host(dev: &Device, data: &[T], what: &str) -> Result<Self> {
-        let buf = Self::zeroed(dev, data.len(), what)?;
-        if !data.is_empty() {
-            unsafe { result::memcpy_htod_sync(buf.ptr, data) }.map_err(|e| cuda_err(what, e))?;
-            sync_legacy_stream(what)?;
+        if data.is_empty() {
+            return Self::zeroed(dev, 0, what);
         }
+        let buf = Self::alloc(dev, data.len(), what)?;
+        unsafe { result::memcpy_htod_sync(buf.ptr, data) }.map_err(|e| cuda_err(what, e))?;
+        sync_legacy_stream(what)?;
         Ok(buf)
     }
     pub fn len(&self) -> usize {

@@ -366,30 +366,23 @@ impl DeviceRhs {
             };
             let me = DeviceRhs { b: db, x: dx, bytes };
             cudarc::driver::result::memcpy_htod_sync(db, b).map_err(|e| gpu("copying b", e))?;
-            legacy_stream_done().map_err(|e| gpu("copying b", e))?;
+            // (runs on the legacy default stream, which the plan's stream is not ordered after)
+            btchol::cuda::runtime::sync_legacy_stream("bench copying b")?;
             Ok(me)
         }
     }
     fn refresh(&self) -> Result<(), Error> {
         // SAFETY: both buffers hold `bytes` bytes.
         unsafe { cudarc::driver::result::memcpy_dtod_sync(self.x, self.b, self.bytes) }
-            .and_then(|()| legacy_stream_done())
-            .map_err(|e| Error::Cuda(format!("bench refreshing x: {e:?}")))
+            .map_err(|e| Error::Cuda(format!("bench refreshing x: {e:?}")))?;
+        // (a device-to-device copy returns before it is done, on the legacy default stream)
+        btchol::cuda::runtime::sync_legacy_stream("bench refreshing x")
     }
     fn read<T: Scalar>(&self, x: &mut [T]) -> Result<(), Error> {
         // SAFETY: x has `bytes` bytes (the same length as b).
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(x, self.x) }
             .map_err(|e| Error::Cuda(format!("bench reading x: {e:?}")))
     }
-}
-
-/// These copies run on the legacy default stream and may return before the device has done them
-/// (a device-to-device copy always does); the plan's stream is not ordered after that stream, so
-/// wait for it (src/cuda/runtime.rs `sync_legacy_stream`).
-fn legacy_stream_done() -> Result<(), cudarc::driver::DriverError> {
-    use cudarc::driver::result::stream;
-    // SAFETY: synchronizing the current context's legacy stream.
-    unsafe { stream::synchronize(stream::null()) }
 }
 
 impl Drop for DeviceRhs {
