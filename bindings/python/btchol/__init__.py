@@ -501,6 +501,7 @@ class Plan(_PlanBase):
         self._handle = None
         self._keep = ()
         self._stream_obj = None
+        self._own_stream = True  # (until set_stream: the plan's own non-blocking stream)
         dt = np.dtype(dtype)
         if dt not in _DTYPES:
             raise TypeError(f"dtype must be float32 or float64, got {dt}")
@@ -834,6 +835,7 @@ class Plan(_PlanBase):
         handle = _stream_handle(stream)
         _check(_capi.plan_set_stream(self._h(), handle or None), "btchol_plan_set_stream")
         self._stream_obj = stream
+        self._own_stream = False
 
     def synchronize(self) -> None:
         """Waits for the plan's queued GPU work (reports earlier asynchronous GPU errors)."""
@@ -846,7 +848,9 @@ class Plan(_PlanBase):
         if s is None:
             return
         ours = _stream_handle(self._stream_obj)
-        if (s == 1 and ours == 0) or s == ours:  # same stream: stream order suffices
+        # Same stream: stream order suffices. (Until set_stream, a CUDA plan runs on a non-blocking
+        # stream of its own, ordered after no other stream, the legacy default one included.)
+        if not self._own_stream and ((s == 1 and ours == 0) or s == ours):
             return
         _cu_stream_synchronize(s)
 

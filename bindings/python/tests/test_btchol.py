@@ -467,6 +467,32 @@ def test_device_arrays_cupy(dtype, layout):
 
 
 @requires_cupy
+def test_device_inputs_from_a_busy_legacy_stream_cupy():
+    # CuPy's arrays come from the legacy default stream (CUDA Array Interface 'stream': 1), and a
+    # plan without set_stream runs on a non-blocking stream of its own: the binding must wait for
+    # the producer. Milliseconds of queued work ahead of the inputs make a missing wait read them
+    # before they are written (this raced under load: a NaN read from an unwritten E, 2026-11-26).
+    import cupy as cp
+
+    B, N, n, m = 2, 40, 6, 2
+    D, E, b = make_problem(B, N, n, m, seed=57)
+    with btchol.Plan(B, N, n, backend="cuda") as plan:
+        for _ in range(3):
+            busy = cp.ones((2048, 2048))
+            for _ in range(12):
+                busy = busy @ busy * (1.0 / 2048)  # stays all ones
+            zero = busy[0, 0] - 1.0  # 0.0, known only once the products have run
+            plan.upload_device(cp.asarray(D) + zero, cp.asarray(E) + zero)
+            plan.factor()
+            busy = cp.ones((2048, 2048))
+            for _ in range(12):
+                busy = busy @ busy * (1.0 / 2048)
+            xd = cp.asarray(b) + (busy[0, 0] - 1.0)
+            plan.solve_device(xd)
+            check_solution(D, E, b, cp.asnumpy(xd), np.float64)
+
+
+@requires_cupy
 def test_device_arrays_rejected_by_cpu_plan():
     import cupy as cp
 
