@@ -13,10 +13,10 @@
 #   scripts/gpu-check.sh run tests|tests1|tests2|checks
 #                                 only the tests (warm-up, test binaries, Python binding), or one
 #                                 of their two halves, or only the sanitizers and benchmarks. The
-#                                 whole takes ~25 min on the H100 (2026-11-26: the GPU suites
-#                                 ~520 s side by side, the checks ~400 s), more than a device
-#                                 call's 10 minutes, so run it as three calls on one warm machine:
-#                                 run tests1, run tests2, run checks (each prints its summary).
+#                                 whole takes ~20 min on the H100 (2026-11-26: tests1 ~3-6 min,
+#                                 tests2 ~8, checks ~6), more than a device call's 10 minutes, so
+#                                 run it as three calls on one warm machine: run tests1, run
+#                                 tests2, run checks (each prints its summary).
 #   GPU_CHECK_ONLY=REGEX          only the steps whose names match (an extended regex), e.g. to
 #                                 finish a run that a call's time limit cut short
 #
@@ -64,8 +64,10 @@ part=${2:-all}
 case $part in
     all|tests|checks) ;;
     # The longest suites (gpu_solve twice, gpu_features) and the quick host ones; then the rest.
-    tests1) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_solve|gpu_features$|btchol|capi|cli|cpu_|masks$|refine_gradient$|regularize$|deterministic$)'} ;;
-    tests2) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_partitioned|gpu_concurrent|gpu_features-seq|.*-cuda$)|^python'} ;;
+    # (Side by side they slow each other down: gpu_solve took 181 s in tests1, 517 s in one run of
+    # all; H100, 2026-11-26: tests1 184 s before gpu_concurrent joined it, tests2 493 s with it.)
+    tests1) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_solve|gpu_features$|gpu_concurrent|btchol|capi|cli|cpu_|masks$|refine_gradient$|regularize$|deterministic$)'} ;;
+    tests2) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_partitioned|gpu_features-seq|.*-cuda$)|^python'} ;;
     *) echo "usage: $0 bundle|run [tests|tests1|tests2|checks]"; exit 2 ;;
 esac
 shown=$part
