@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole GPU test and benchmark suite in one device call.
+# The whole GPU test and benchmark suite: one bundle built here, run on the GPU machine in three
+# device calls (tests1, tests2, checks; see below).
 #
 #   scripts/gpu-check.sh bundle   (here, no GPU needed) build release test binaries and the bench
 #                                 binary, strip them and put them in .bundle/ (git-ignored)
@@ -63,7 +64,8 @@ fi
 part=${2:-all}
 case $part in
     all|tests|checks) ;;
-    # The longest suites (gpu_solve twice, gpu_features) and the quick host ones; then the rest.
+    # The long GPU suites (gpu_solve twice, gpu_features, gpu_concurrent) and the quick host ones;
+    # then the rest.
     # (Side by side they slow each other down: gpu_solve took 181 s in tests1, 517 s in one run of
     # all; H100, 2026-11-26: tests1 184 s before gpu_concurrent joined it, tests2 493 s with it.)
     tests1) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_solve|gpu_features$|gpu_concurrent|btchol|capi|cli|cpu_|masks$|refine_gradient$|regularize$|deterministic$)'} ;;
