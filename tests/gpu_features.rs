@@ -118,6 +118,8 @@ fn check_half_device<H: HalfFloat + std::fmt::Debug>(to_half: fn(f64) -> H, alg:
             stream.clone_htod(&bits(&eh)).unwrap(),
             stream.clone_htod(&bits(&bh)).unwrap(),
         );
+        // (The plan's own stream is not ordered after `stream`: the copies must be done first.)
+        stream.synchronize().unwrap();
         let mut dx = stream.alloc_zeros::<f64>(b.len()).unwrap();
         let mut dev = Plan::<f64>::new(dims, opts).unwrap();
         unsafe {
@@ -148,6 +150,7 @@ fn check_half_device<H: HalfFloat + std::fmt::Debug>(to_half: fn(f64) -> H, alg:
         let last = bad.len() - 1;
         bad[last] = to_half(f64::INFINITY);
         let dbad = stream.clone_htod(&bits(&bad)).unwrap();
+        stream.synchronize().unwrap(); // (else the upload may read the buffer before the copy lands)
         let r = unsafe {
             let (pd, _g1) = dbad.device_ptr(&stream);
             let (pe, _g2) = de.device_ptr(&stream);
@@ -185,6 +188,7 @@ fn gpu_diag_shift_applies_to_device_uploads() {
         }
     }
     let (dd, de) = (stream.clone_htod(&d_minus).unwrap(), stream.clone_htod(&e).unwrap());
+    stream.synchronize().unwrap(); // (the plan's own stream is not ordered after `stream`)
     let mut p =
         Plan::<f64>::new(dims, PlanOptions { backend: Backend::Cuda, diag_shift: 3.0, ..Default::default() }).unwrap();
     unsafe {

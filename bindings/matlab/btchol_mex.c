@@ -390,6 +390,9 @@ static void solve_gpu(resources *r, int nlhs, mxArray *plhs[], const mxArray *pr
 
     btchol_dtype dtype = cls == mxDOUBLE_CLASS ? BTCHOL_DTYPE_F64 : BTCHOL_DTYPE_F32;
     CHECK(r, btchol_plan_create(s.B, s.N, s.n, dtype, o, &r->plan), "btchol_plan_create");
+    /* D, E and the copy of b in x come from MATLAB's GPU work, which the plan's own
+     * (non-blocking) stream is not ordered after: wait for it before btchol reads them. */
+    if (cudaDeviceSynchronize() != cudaSuccess) fail_arg(r, "btchol:cudaError", "cudaDeviceSynchronize failed");
     CHECK(r, btchol_plan_upload_device(r->plan, mxGPUGetDataReadOnly(D), s.N > 1 ? mxGPUGetDataReadOnly(E) : NULL),
           "btchol_plan_upload_device");
     int64_t failed_item = -1, info = 0;
