@@ -179,6 +179,11 @@ __device__ __forceinline__ void store_async(unsigned remote, float v, unsigned b
                  "r"(__float_as_uint(v)), "r"(bar)
                  : "memory");
 }
+__device__ __forceinline__ void store_async(unsigned remote, unsigned long long v, unsigned bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(remote), "l"(v),
+                 "r"(bar)
+                 : "memory");
+}
 // The same for two neighbouring elements (16-byte aligned): one store.
 __device__ __forceinline__ void store_async_pair(unsigned remote, double v0, double v1, unsigned bar) {
     asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];" ::"r"(remote),

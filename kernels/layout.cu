@@ -95,12 +95,16 @@ CONVERT_ENTRY(btchol_convert_blocks_bf16, bf16_bits)
 
 // Internal y → caller element (item, row, col) of x (the plan's precision), for items with no
 // failure (failed and masked items keep their right-hand side); nothing at all once pack_rhs has
-// seen a non-finite value (*any cleared): the caller's array stays as it was.
+// seen a non-finite value (*any cleared): the caller's array stays as it was. Also reports the
+// item's non-finite key (pack_rhs's, of every pass so far) in `report`, page-locked host memory:
+// the host reads it after its wait, with no copy.
 extern "C" __global__ void __launch_bounds__(NT) btchol_unpack_rhs(
     real* caller, const real* y, int rows, int m, long long rs, long long cs, long long item_stride,
-    long long item_rhs, const unsigned long long* fail, int ctas_per_item, const unsigned long long* any) {
+    long long item_rhs, const unsigned long long* fail, int ctas_per_item, const unsigned long long* any,
+    const unsigned long long* nonfinite, unsigned long long* report) {
     wait_for_previous_kernel();
     const int item = blockIdx.x / ctas_per_item, part = blockIdx.x % ctas_per_item;
+    if (part == 0 && threadIdx.x == 0) report[item] = nonfinite[item];
     if (fail[item] != NO_FAILURE || *any != NO_FAILURE) return;
     for (long long idx = part * (long long)NT + threadIdx.x; idx < (long long)rows * m; idx += (long long)ctas_per_item * NT) {
         int r = idx % rows, c = idx / rows;

@@ -918,15 +918,18 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
         invert_window_chunks<C + 1>(x, sb, rdiag);
     }
 }
+// The factor's last kernel: it also reports each item's failure key in `report`, page-locked host
+// memory, so that the host reads the status after its wait with no copy.
 extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
-    const unsigned long long* fail) {
+    const unsigned long long* fail, unsigned long long* report) {
     wait_for_previous_kernel();
     __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L, then L⁻¹; column-major, zero-padded
     __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const long long w = (long long)blockIdx.x * INV_WARPS + warp;
     const int item = (int)(w / n_blocks), blk = (int)(w % n_blocks);
+    if (item < batch && blk == 0 && lane == 0) report[item] = fail[item];
     if (item >= batch || fail[item] != NO_FAILURE) return;
     const real* L = fact + item * item_diag + (long long)blk * BS;
     real* out = linv + item * item_diag + (long long)blk * BS;
@@ -1172,7 +1175,13 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 #define CL_SEND_RANK(s) ((s) & 31)
 #define CL_SEND_PHASE(s) (((s) >> 5) & 63)
 #define CL_SEND_SLOT(s) ((s) >> 11)
-#define CL_VEC_OFFSET (CL_MAX_PHASES * 8)
+#define CL_MAX_SIZE 16  // CTAs per cluster at most (src/cuda/cluster.rs CLUSTER_MAX_SIZE)
+// The fused solve's non-finite keys after the phase barriers: one received from each rank, this
+// CTA's own, and the barrier that counts the received ones (src/cuda/cluster.rs CLUSTER_KEY_WORDS).
+#define CL_KEYS_OFFSET (CL_MAX_PHASES * 8)
+#define CL_KEY_OWN CL_MAX_SIZE
+#define CL_KEY_BAR (CL_MAX_SIZE + 1)
+#define CL_VEC_OFFSET (CL_KEYS_OFFSET + (CL_MAX_SIZE + 2) * 8)
 #define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * 2 * LD * (int)sizeof(real))
 // A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
 __device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
@@ -1223,10 +1232,22 @@ __device__ __forceinline__ void send_vector(real v, const int* sends, int count,
 // `stage_early`: the kernel before this one does not write the factor or the failure keys (the
 // host knows: not the factor's last kernel, not a batch mask's), so the blocks of the first
 // phases are staged, and a failed item is skipped, before waiting for that kernel.
+//
+// The right-hand sides are read from y and the solutions written to z with element strides
+// (row, column, item): the packed buffers of the per-level kernels (1, rows, rows·m), or, fused
+// (`keys` not null: a one-pass device solve of a single system whose levels are all in this
+// kernel), the caller's own array, so that the solve is this one launch instead of a reset, a
+// pack, this and an unpack. Fused, the kernel does what those did: each CTA keeps the first
+// non-finite (row, column) it loads and sends it to every CTA of the cluster (st.async on their
+// key barriers, waited for only before the first solution is written); no CTA writes a solution
+// unless every key is clean and the factor did not fail, and rank 0 reports the key in
+// keys[item] (page-locked host memory: the host reads it without a copy). y may be z (the caller solves in place): every load precedes the cluster barrier
+// at the start, every store follows it.
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
-    const real* linv, const real* xslots, const real* y, real* z, const int* plan, int n_phases, int prog_ints,
-    int vec_slots, int ring_slots, int n, int m, int rows, long long item_diag, long long item_slots,
-    long long item_rhs, const unsigned long long* fail, int stage_early) {
+    const real* linv, const real* xslots, const real* y, long long y_rs, long long y_cs, long long y_item, real* z,
+    long long z_rs, long long z_cs, long long z_item, const int* plan, int n_phases, int prog_ints, int vec_slots,
+    int ring_slots, int n, int m, long long item_diag, long long item_slots, const unsigned long long* fail,
+    int stage_early, unsigned long long* keys) {
 #if __CUDA_ARCH__ >= 900 && LD == 32  // (one lane per row: the host plans clusters for LD = 32 only)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
@@ -1238,12 +1259,15 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     const int rank = (int)cluster_rank(), csize = (int)cluster_size();
     const int item = blockIdx.x / csize;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const bool fused = keys != nullptr;
+    unsigned long long* cl_keys = reinterpret_cast<unsigned long long*>(smem_raw + CL_KEYS_OFFSET);
     // The program and the barriers depend on nothing a previous kernel writes: set up before the
     // wait, while that kernel runs. Each phase's barrier expects the producer's arrival, the bytes
     // of its bulk copies (added as they are issued) and those of the vectors it receives; the
     // cluster meets once so that no CTA sends to a barrier not yet initialised.
     const int prog_begin = plan[rank], prog_len = plan[rank + 1] - prog_begin;
     for (int k = threadIdx.x; k < prog_len; k += CL_THREADS) prog[k] = plan[prog_begin + k];
+    if (threadIdx.x == 0) cl_keys[CL_KEY_OWN] = NO_FAILURE;
     __syncthreads();
     const int* unit_start = prog;
     const int* first_q = prog + n_phases + 1;
@@ -1259,8 +1283,25 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
             mbar_init(&bars[p], 1);
             if (received[p] > 0) mbar_expect_tx(&bars[p], (unsigned)(received[p] * m * LD * sizeof(real)));
         }
+        if (fused) {
+            mbar_init(&cl_keys[CL_KEY_BAR], 1);
+            mbar_arrive_expect_tx(&cl_keys[CL_KEY_BAR], (unsigned)(csize * sizeof(unsigned long long)));
+        }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+    const real* yb = y + item * y_item;
+    // The tail's right-hand sides as the earlier levels left them (fused: the caller's b), where
+    // this CTA reads them first; fused, checked as btchol_pack_rhs checks them.
+    auto load_rhs = [&]() {
+        for (int idx = threadIdx.x; idx < n_init * m * LD; idx += CL_THREADS) {
+            const int i = idx % LD, c = idx / LD % m, v = idx / (LD * m);
+            const long long row = (long long)init[2 * v + 1] * n + i;
+            const real val = i < n ? __ldcg(yb + row * y_rs + c * y_cs) : real(0);
+            if (fused && !isfinite(val)) atomicMin(&cl_keys[CL_KEY_OWN], ((unsigned long long)row << 32) | (unsigned)c);
+            vecs[((long long)init[2 * v] * m + c) * LD + i] = val;
+        }
+    };
+    if (fused) load_rhs();  // (nothing in the launch sequence writes b; see above for y = z)
     cluster_barrier_relaxed();
     const real* linv_item = linv + item * item_diag;
     const real* x_item = xslots + item * item_slots;
@@ -1284,21 +1325,22 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         for (; armed < n_phases && first_q[armed + 1] <= issued; ++armed) mbar_arrive(&bars[armed]);
     };
     const bool producer = warp == CL_WARPS && lane == 0;
+    // A failed item is skipped by the whole cluster (one item; nothing was sent), except fused:
+    // its b is still checked, so the run goes on and writes nothing.
     if (stage_early) {
-        if (fail[item] != NO_FAILURE) return;  // (the whole cluster: one item; nothing was sent)
+        if (!fused && fail[item] != NO_FAILURE) return;
         if (producer) produce(0);
     }
     wait_for_previous_kernel();
-    if (!stage_early && fail[item] != NO_FAILURE) return;
-    const real* yb = y + item * item_rhs;
-    real* zb = z + item * item_rhs;
-    // The tail's right-hand sides as the earlier levels left them, where this CTA reads them first.
-    for (int idx = threadIdx.x; idx < n_init * m * LD; idx += CL_THREADS) {
-        const int i = idx % LD, c = idx / LD % m, v = idx / (LD * m);
-        vecs[((long long)init[2 * v] * m + c) * LD + i] =
-            i < n ? __ldcg(yb + (long long)init[2 * v + 1] * n + (long long)c * rows + i) : real(0);
-    }
+    if (!fused && !stage_early && fail[item] != NO_FAILURE) return;
+    bool write_ok = !fused || fail[item] == NO_FAILURE;
+    real* zb = z + item * z_item;
+    if (!fused) load_rhs();
     __syncthreads();
+    if (fused && warp == 0 && lane < csize) {
+        const unsigned at = smem_addr(&cl_keys[rank]);
+        store_async(cluster_map(at, lane), cl_keys[CL_KEY_OWN], cluster_map(smem_addr(&cl_keys[CL_KEY_BAR]), lane));
+    }
     // This warp's vectors: the output of its first product, and of its second.
     real* vz = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 2 * LD * (warp < CL_WARPS ? warp : 0);
     real* vu = vz + LD;
@@ -1344,6 +1386,13 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 }
             }
         } else {
+            if (fused && ph == n_tail) {  // (before this warp's first solution: every CTA's key)
+                mbar_wait(&cl_keys[CL_KEY_BAR], 0);
+                unsigned long long key = lane < csize ? cl_keys[lane] : NO_FAILURE;
+                for (int o = 16; o > 0; o >>= 1) key = min(key, __shfl_xor_sync(FULL_MASK, key, o));
+                write_ok = write_ok && key == NO_FAILURE;
+                if (rank == 0 && warp == 0 && lane == 0) keys[item] = key;
+            }
             if (warp < mine) mbar_wait(&bars[ph], 0);
             for (int j = warp; j < mine; j += CL_WARPS) {
                 const int* u = units + CL_UNIT * (u0 + j);  // see the program's format above
@@ -1355,7 +1404,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                     vz[lane] = v;
                     __syncwarp();
                     const real x = warp_matvec<true>(CL_BLOCK(q), vz, lane);
-                    if (lane < n) __stcg(zb + (long long)u[0] * n + (long long)c * rows + lane, x);
+                    if (lane < n && write_ok) __stcg(zb + ((long long)u[0] * n + lane) * z_rs + c * z_cs, x);
                     send_vector(x, sends + u[4], u[5], c, m, vecs, bars, lane);
                     __syncwarp();
                 }

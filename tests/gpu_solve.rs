@@ -372,6 +372,111 @@ fn gpu_device_solve_through_the_cluster_kernel() {
     }
 }
 
+/// A one-pass device solve of a single system whose levels the cluster kernel takes whole reads b
+/// and writes x in the caller's array itself (kernels/small.cu `btchol_solve_cluster_small`,
+/// fused). Over N = 1 … 512, odd n, 1 … 9 right-hand sides (9: past the cluster kernel's columns,
+/// the packed path) and both layouts, in f64 and f32: right answers in place; the first NaN/Inf
+/// (by row, then column) named exactly and the array left bit for bit; a failed factor leaves the
+/// array too, and a NaN is still reported; the plan solves right afterwards.
+#[test]
+fn gpu_device_solve_of_a_single_system_in_one_launch() {
+    if !gpu_or_skip("gpu_device_solve_of_a_single_system_in_one_launch") {
+        return;
+    }
+    fn run<T: Scalar>() {
+        use cudarc::driver::{CudaContext, DevicePtrMut};
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let shapes = [(1, 32, 1), (2, 1, 3), (3, 7, 8), (13, 32, 2), (64, 32, 1), (127, 29, 4), (512, 32, 1), (17, 30, 9)];
+        for (nb, n, nrhs) in shapes {
+            let dims = Dims::new(1, nb, n).unwrap();
+            let rows = dims.rows();
+            for layout in [Layout::RowMajor, Layout::ColMajor] {
+                let what = format!("{:?} N={nb} n={n} nrhs={nrhs} {layout:?}", T::DTYPE);
+                let (d, e) = random_problem::<T>(seed_from(&[nb, n, nrhs, 7]), dims, layout, 1.0);
+                let m = BlockTridiagRef::new(dims, layout, &d, &e).unwrap();
+                let mut p = Plan::<T>::new(dims, PlanOptions { layout, ..cuda(1) }).unwrap();
+                p.upload(&m).unwrap();
+                p.factor().unwrap();
+                let shape = RhsShape::dense(dims, nrhs, layout);
+                let solve = |p: &mut Plan<T>, b: &[T]| {
+                    let mut db = stream.clone_htod(b).unwrap();
+                    stream.synchronize().unwrap();
+                    let res = unsafe {
+                        let (pb, _g) = db.device_ptr_mut(&stream);
+                        p.solve_device(shape, pb as *mut T)
+                    };
+                    p.synchronize().unwrap();
+                    (res, stream.clone_dtoh(&db).unwrap())
+                };
+                let same = |x: &[T], b: &[T]| x.iter().zip(b).all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
+                let at = |r: usize, c: usize| match layout {
+                    Layout::RowMajor => r * nrhs + c,
+                    Layout::ColMajor => c * rows + r,
+                };
+                let b = random_vec::<T>(seed_from(&[nb, n, nrhs, 8]), rows * nrhs);
+                for round in 0..2 {
+                    let (res, x) = solve(&mut p, &b);
+                    res.unwrap_or_else(|err| panic!("{what} round {round}: {err}"));
+                    let be = backward_error(
+                        &m,
+                        &RhsRef::new(dims, shape, &x).unwrap(),
+                        &RhsRef::new(dims, shape, &b).unwrap(),
+                        &[],
+                    );
+                    assert!(be < tolerance::<T>(n), "{what}: backward error {be:e}");
+                    // Two non-finite values: the one in the earlier row is named (its column the
+                    // last), nothing is written.
+                    let mut bn = b.clone();
+                    let (r0, r1) = (rows - 1 - round * (rows / 2), rows - 1);
+                    bn[at(r1, 0)] = T::from_f64(f64::NAN);
+                    bn[at(r0, nrhs - 1)] = T::from_f64(if round == 0 { f64::NAN } else { f64::INFINITY });
+                    let (res, x) = solve(&mut p, &bn);
+                    let want = Error::NonFinite {
+                        operand: Operand::RightHandSide,
+                        item: 0,
+                        block: r0 / n,
+                        row: r0 % n,
+                        col: if r0 == r1 { 0 } else { nrhs - 1 },
+                    };
+                    assert_eq!(res, Err(want), "{what}");
+                    assert!(same(&x, &bn), "{what}: array written despite a non-finite value");
+                }
+                // A factor that fails (the middle block's diagonal made negative): the solve says
+                // so and leaves the array; a NaN in it is named first, as on the packed path.
+                let mut dbad = d.clone();
+                let blk = &mut dbad[(nb / 2) * n * n..][..n * n];
+                (0..n).for_each(|k| blk[k * n + k] = T::from_f64(-1e3));
+                let bad = BlockTridiagRef::new(dims, layout, &dbad, &e).unwrap();
+                p.upload(&bad).unwrap();
+                assert!(p.factor().is_err(), "{what}");
+                let (res, x) = solve(&mut p, &b);
+                assert!(matches!(res, Err(Error::NotPositiveDefinite { .. })), "{what}: {res:?}");
+                assert!(same(&x, &b), "{what}: a failed item's right-hand sides were written");
+                let mut bn = b.clone();
+                bn[at(rows / 2, 0)] = T::from_f64(f64::NAN);
+                let (res, x) = solve(&mut p, &bn);
+                assert!(matches!(res, Err(Error::NonFinite { .. })), "{what}: {res:?}");
+                assert!(same(&x, &bn), "{what}");
+                // And the plan, factored again, solves right.
+                p.upload(&m).unwrap();
+                p.factor().unwrap();
+                let (res, x) = solve(&mut p, &b);
+                res.unwrap();
+                let be = backward_error(
+                    &m,
+                    &RhsRef::new(dims, shape, &x).unwrap(),
+                    &RhsRef::new(dims, shape, &b).unwrap(),
+                    &[],
+                );
+                assert!(be < tolerance::<T>(n), "{what} after a failed factor: backward error {be:e}");
+            }
+        }
+    }
+    run::<f64>();
+    run::<f32>();
+}
+
 /// factor_solve (forward substitution interlaced with the factorization, one synchronisation)
 /// gives the same answer as factor then solve, skips a failed item, and falls back to chunks when
 /// there are more right-hand sides than one pass holds.

@@ -37,6 +37,9 @@ const CLUSTER_LD: usize = 32;
 /// Right-hand sides up to which the solve uses the cluster kernel (it runs the columns one
 /// after the other; many columns are better spread over the per-level launches' warps).
 pub(super) const CLUSTER_MAX_NRHS: usize = 8;
+/// Words after the phase barriers for the fused solve's non-finite keys (kernels/small.cu
+/// `CL_KEYS_OFFSET`): one from each rank, the CTA's own, their barrier.
+const CLUSTER_KEY_WORDS: usize = CLUSTER_MAX_SIZE + 2;
 /// Ints per unit of a cluster-solve program (kernels/small.cu `CL_UNIT`).
 const CLUSTER_UNIT: usize = 13;
 
@@ -164,9 +167,9 @@ impl ClusterSolve {
 
 impl SharedLayout {
     /// Bytes of shared memory before the ring with `m` right-hand sides (kernels/small.cu: a
-    /// barrier per phase, two vectors per compute warp, the program, the vector slots).
+    /// barrier per phase, the keys, two vectors per compute warp, the program, the vector slots).
     fn ring_offset(&self, m: usize) -> usize {
-        let prog = CLUSTER_MAX_PHASES * 8 + CLUSTER_WARPS * 2 * self.ld * self.elem_bytes;
+        let prog = (CLUSTER_MAX_PHASES + CLUSTER_KEY_WORDS) * 8 + CLUSTER_WARPS * 2 * self.ld * self.elem_bytes;
         let vecs = (prog + 4 * self.prog_ints).next_multiple_of(16);
         (vecs + self.vec_slots * m * self.ld * self.elem_bytes).next_multiple_of(128)
     }

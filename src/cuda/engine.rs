@@ -388,10 +388,19 @@ pub struct CudaEngine<T: Scalar> {
     rhs: DeviceBuffer<T>,
     host_rhs: PinnedBuffer<T>,
     host_keys: PinnedBuffer<u64>,
+    /// Per item, written by the last kernel of a sequence straight into page-locked memory, so
+    /// that the host reads them after its wait with no copy: the factor's failure keys
+    /// (btchol_invert_small), then the device solve's non-finite keys (btchol_unpack_rhs, or the
+    /// fused cluster solve). `reports_mapped`: the same memory as the kernels address it.
+    reports: PinnedBuffer<u64>,
+    reports_mapped: u64,
     /// Kernels launched with programmatic dependent launch (sm_90, unless `BTCHOL_PDL=0`): each
     /// is scheduled while the previous one runs and waits for it inside, which hides the launch
     /// latency of the per-level chain.
     early_launch: bool,
+    /// One-pass device solves of a single system may take the fused cluster solve
+    /// (`fused_cluster_solve`).
+    fused_solve: bool,
 }
 
 impl<T: Scalar> CudaEngine<T> {
@@ -561,7 +570,11 @@ impl<T: Scalar> CudaEngine<T> {
         let mut driver = 0;
         let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
         let early_launch = dev.arch.0 >= 9 && driver >= 12030 && std::env::var("BTCHOL_PDL").as_deref() != Ok("0");
+        let reports = PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host status reports")?;
         Ok(CudaEngine {
+            host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
+            reports_mapped: reports.device_ptr()?,
+            reports,
             capture_stream,
             diag: DeviceBuffer::zeroed(&dev, b * dims.n_blocks * bs, "GPU diagonal blocks")?,
             slots: DeviceBuffer::zeroed(&dev, b * n_slots * bs, "GPU coupling blocks")?,
@@ -576,12 +589,12 @@ impl<T: Scalar> CudaEngine<T> {
             staging: DeviceBuffer::zeroed(&dev, dims.diag_len() + dims.sub_len(), "GPU upload staging")?,
             rhs: DeviceBuffer::zeroed(&dev, b * rows * max_nrhs, "GPU right-hand sides")?,
             host_rhs: PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?,
-            host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
             recs,
             sub_transposed,
             dev,
             graphs: (std::env::var("BTCHOL_CUDA_GRAPHS").as_deref() != Ok("0")).then(Default::default),
             early_launch,
+            fused_solve: std::env::var("BTCHOL_FUSED_SOLVE").as_deref() != Ok("0"),
             stream,
             spec,
             _module: module,
@@ -858,8 +871,8 @@ impl<T: Scalar> CudaEngine<T> {
         let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
         let (fact, linv, item_d, fail) = (sp.fact.ptr, sp.linv.ptr, self.item_extents().0, self.fail.ptr);
-        let (nb, b, n) = (d.n_blocks as i32, d.batch as i32, d.block_size as i32);
-        let mut a = args![fact, linv, nb, b, n, item_d, fail];
+        let (nb, b, n, report) = (d.n_blocks as i32, d.batch as i32, d.block_size as i32, self.reports_mapped);
+        let mut a = args![fact, linv, nb, b, n, item_d, fail, report];
         let grid = (d.batch * d.n_blocks).div_ceil(INV_THREADS / 32);
         unsafe { self.launch_with(&sp.invert, grid, INV_THREADS, 0, &mut a) }
     }
@@ -868,18 +881,25 @@ impl<T: Scalar> CudaEngine<T> {
     /// with `mask`, only the selected items' (the others' keys on the device are their saved ones,
     /// which for an item never factored mean nothing).
     fn read_status(&mut self, status: &mut [ItemStatus], boosted: &mut [u32], mask: Option<&[bool]>) -> Result<()> {
-        if self.boosting() {
-            let b = self.dims.batch;
-            unsafe { result::memcpy_dtoh_async(&mut self.host_boosted[..b], self.boosted.ptr, self.stream.raw) }
-                .map_err(|e| cuda_err("reading boosted-pivot counts", e))?;
+        let b = self.dims.batch;
+        // The small path's last factor kernel reported the keys (`reports`): a wait, no copy.
+        let reported = self.small.is_some() && !self.boosting();
+        if reported {
+            self.stream.synchronize()?;
+        } else {
+            if self.boosting() {
+                unsafe { result::memcpy_dtoh_async(&mut self.host_boosted[..b], self.boosted.ptr, self.stream.raw) }
+                    .map_err(|e| cuda_err("reading boosted-pivot counts", e))?;
+            }
+            self.read_keys("fail")?;
         }
-        self.read_keys("fail")?;
+        let keys = if reported { &self.reports[..b] } else { &self.host_keys[..b] };
         let selected = |item: usize| mask.map_or(true, |m| m[item]);
-        for item in (0..self.dims.batch).filter(|&b| selected(b)) {
+        for item in (0..b).filter(|&b| selected(b)) {
             if self.boosting() {
                 boosted[item] = self.host_boosted[item];
             }
-            let k = self.host_keys[item];
+            let k = keys[item];
             status[item] = if k == NO_FAILURE {
                 ItemStatus::Factored
             } else {
@@ -1071,30 +1091,8 @@ impl<T: Scalar> CudaEngine<T> {
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
         if let Some((cl, cfg)) = self.cluster_solve(m) {
-            let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
-            let (prog_ints, vec_slots, ring) =
-                (cl.layout.prog_ints as i32, cl.layout.vec_slots as i32, cfg.ring_slots as i32);
-            let stage_early = !after_writer as i32;
-            let mut a = args![
-                linv,
-                xslots,
-                y,
-                z,
-                plan,
-                n_phases,
-                prog_ints,
-                vec_slots,
-                ring,
-                n,
-                mm,
-                rows,
-                item_d,
-                item_s,
-                item_r,
-                fail,
-                stage_early
-            ];
-            return unsafe { cfg.launch.launch(&cl.func, self.stream.raw, &mut a) };
+            let packed = (1, rows as i64, item_r);
+            return self.launch_cluster_solve(cl, cfg, m, after_writer, (y, packed), (z, packed), 0);
         }
         let (lrecs, erecs, tail) = (sp.recs.ptr, self.recs.ptr, sp.tail.ptr);
         let n_tail = (self.levels.len() - sp.tail_from) as i32;
@@ -1104,6 +1102,66 @@ impl<T: Scalar> CudaEngine<T> {
         let mut a = args![linv, xslots, y, z, lrecs, erecs, tail, n_tail, n, mm, rows, item_d, item_s, item_r, fail];
         let smem = self.spec.tail_solve_smem_bytes();
         unsafe { self.launch_with(&sp.solve_tail, d.batch, TAIL_THREADS, smem, &mut a) }
+    }
+
+    /// Queues the cluster solve of `m` right-hand sides read from `src` and written to `dst`
+    /// (pointer, and (row, column, item) strides in elements); `keys`: 0, or where the fused
+    /// kernel reports its non-finite key (kernels/small.cu `btchol_solve_cluster_small`).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_cluster_solve(
+        &self,
+        cl: &ClusterSolve,
+        cfg: ClusterLaunch,
+        m: usize,
+        after_writer: bool,
+        src: (u64, (i64, i64, i64)),
+        dst: (u64, (i64, i64, i64)),
+        keys: u64,
+    ) -> Result<()> {
+        let Some(sp) = &self.small else { unreachable!("a cluster solve belongs to the small-block path") };
+        let d = self.dims;
+        let (n, mm, (item_d, item_s)) = (d.block_size as i32, m as i32, self.item_extents());
+        let (linv, xslots, fail) = (sp.linv.ptr, sp.xslots.ptr, self.fail.ptr);
+        let ((y, (y_rs, y_cs, y_item)), (z, (z_rs, z_cs, z_item))) = (src, dst);
+        let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
+        let (prog_ints, vec_slots, ring) =
+            (cl.layout.prog_ints as i32, cl.layout.vec_slots as i32, cfg.ring_slots as i32);
+        let stage_early = !after_writer as i32;
+        let mut a = args![
+            linv,
+            xslots,
+            y,
+            y_rs,
+            y_cs,
+            y_item,
+            z,
+            z_rs,
+            z_cs,
+            z_item,
+            plan,
+            n_phases,
+            prog_ints,
+            vec_slots,
+            ring,
+            n,
+            mm,
+            item_d,
+            item_s,
+            fail,
+            stage_early,
+            keys
+        ];
+        unsafe { cfg.launch.launch(&cl.func, self.stream.raw, &mut a) }
+    }
+
+    /// The cluster solve that takes a one-pass device solve whole, reading b and writing x in the
+    /// caller's arrays (no reset, pack or unpack launches): a single native-format system whose
+    /// every level the cluster kernel solves. `BTCHOL_FUSED_SOLVE=0` turns it off (A/B runs).
+    fn fused_cluster_solve(&self, ds: &DeviceSolve) -> Option<(&ClusterSolve, ClusterLaunch)> {
+        if self.dims.batch != 1 || ds.format != SourceFormat::Native || !self.fused_solve || self.seq.is_some() {
+            return None;
+        }
+        self.cluster_solve(ds.m).filter(|(cl, _)| cl.from == 0)
     }
 
     /// Queues the mask kernels around a masked sequence (`begin`: before, else after).
@@ -1298,12 +1356,14 @@ impl<T: Scalar> CudaEngine<T> {
                 self.enqueue_unpack(ds)?;
             }
         }
-        // One wait, after everything is queued: a non-finite value anywhere means no column of x
-        // was written from then on (chunks solved before it are kept, as with host arrays).
-        self.read_keys("nonfinite")?;
+        // One wait, after everything is queued (the last kernel reported the keys, no copy): a
+        // non-finite value anywhere means no column of x was written from then on (chunks solved
+        // before it are kept, as with host arrays).
+        self.stream.synchronize()?;
         let d = self.dims;
-        if let Some(item) = self.host_keys[..d.batch].iter().position(|&k| k != NO_FAILURE) {
-            let k = self.host_keys[item];
+        let keys = &self.reports[d.batch..2 * d.batch];
+        if let Some(item) = keys.iter().position(|&k| k != NO_FAILURE) {
+            let k = keys[item];
             let (r, c) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
             return Err(Error::NonFinite {
                 operand: Operand::RightHandSide,
@@ -1316,8 +1376,14 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(())
     }
 
-    /// Queues a one-pass `solve_device`: the input checks' reset, pack, solve, unpack.
+    /// Queues a one-pass `solve_device`: the input checks' reset, pack, solve, unpack, or the
+    /// fused cluster solve that does all four.
     fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
+        if let Some((cl, cfg)) = self.fused_cluster_solve(&ds) {
+            let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
+            let keys = self.solve_reports_mapped();
+            return self.launch_cluster_solve(cl, cfg, ds.m, false, (ds.src, (rs, cs, is_)), (ds.dst, (rs, cs, is_)), keys);
+        }
         self.fill_keys(&self.nonfinite)?;
         self.enqueue_pack(ds)?;
         self.enqueue_solve(ds.m, false)?;
@@ -1332,6 +1398,11 @@ impl<T: Scalar> CudaEngine<T> {
         let ctas = (d.rows() * ds.m).div_ceil(self.spec.threads).clamp(1, 4096);
         let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
         (d.rows() as i32, ds.m as i32, rs, cs, is_, (d.rows() * ds.m) as i64, ctas as i32, d.batch * ctas)
+    }
+
+    /// Where the device solve's last kernel reports the non-finite keys (`reports`, second half).
+    fn solve_reports_mapped(&self) -> u64 {
+        self.reports_mapped + (8 * self.dims.batch) as u64
     }
 
     /// The input check's "any value non-finite" word after the per-item keys: the unpack kernel
@@ -1353,7 +1424,8 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_unpack(&self, ds: DeviceSolve) -> Result<()> {
         let (rows, mm, rs, cs, is_, item_r, cpi, grid) = self.rhs_copy_shape(&ds);
         let (dst, sol, fail, any) = (ds.dst, self.solution_ptr(), self.fail.ptr, self.any_nonfinite_ptr());
-        let mut a = args![dst, sol, rows, mm, rs, cs, is_, item_r, fail, cpi, any];
+        let (keys, report) = (self.nonfinite.ptr, self.solve_reports_mapped());
+        let mut a = args![dst, sol, rows, mm, rs, cs, is_, item_r, fail, cpi, any, keys, report];
         unsafe { self.launch(&self.k.unpack_rhs, grid, 0, &mut a) }
     }
 

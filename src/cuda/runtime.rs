@@ -236,6 +236,19 @@ impl<T: Copy> PinnedBuffer<T> {
     }
 }
 
+impl<T: Copy> PinnedBuffer<T> {
+    /// The buffer's address for kernels (page-locked memory is mapped into the device's address
+    /// space wherever CUDA has unified addressing: every 64-bit platform it supports). A kernel's
+    /// plain stores to it are the host's to read once the stream has been synchronised, no copy.
+    pub fn device_ptr(&self) -> Result<u64> {
+        let mut dptr: sys::CUdeviceptr = 0;
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dptr, self.ptr as *mut std::ffi::c_void, 0) }
+            .result()
+            .map_err(|e| cuda_err("mapping page-locked memory into the device", e))?;
+        Ok(dptr)
+    }
+}
+
 impl<T: Copy> std::ops::Deref for PinnedBuffer<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
