@@ -177,6 +177,12 @@ step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 for tool in memcheck racecheck synccheck; do
     step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
 done
+# A single system's device solve in one launch (the cluster solve reading b and writing x in the
+# caller's array, its CTAs exchanging NaN/Inf keys by st.async), odd n too.
+fused="bench --backend cuda --dtype f64,f32 --n 32,29 --N 13,64 --batch 1 --nrhs 3 --rhs device --repeats 1 --warmup 0"
+for tool in memcheck racecheck synccheck; do
+    step sanitizer-$tool-fused $san --tool $tool .bundle/btchol $fused
+done
 # The chunk kernel of partitioned nested dissection (chunks of 3, a short last chunk; odd n).
 chunks="bench --backend cuda --algorithm nd --dtype f64,f32 --n 32,7 --N 37 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 for tool in memcheck racecheck; do
