@@ -387,7 +387,8 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
         use cudarc::driver::{CudaContext, DevicePtrMut};
         let ctx = CudaContext::new(0).unwrap();
         let stream = ctx.default_stream();
-        let shapes = [(1, 32, 1), (2, 1, 3), (3, 7, 8), (13, 32, 2), (64, 32, 1), (127, 29, 4), (512, 32, 1), (17, 30, 9)];
+        let shapes =
+            [(1, 32, 1), (2, 1, 3), (3, 7, 8), (13, 32, 2), (64, 32, 1), (127, 29, 4), (512, 32, 1), (17, 30, 9)];
         for (nb, n, nrhs) in shapes {
             let dims = Dims::new(1, nb, n).unwrap();
             let rows = dims.rows();
@@ -409,7 +410,8 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                     p.synchronize().unwrap();
                     (res, stream.clone_dtoh(&db).unwrap())
                 };
-                let same = |x: &[T], b: &[T]| x.iter().zip(b).all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
+                let same =
+                    |x: &[T], b: &[T]| x.iter().zip(b).all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
                 let at = |r: usize, c: usize| match layout {
                     Layout::RowMajor => r * nrhs + c,
                     Layout::ColMajor => c * rows + r,

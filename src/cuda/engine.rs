@@ -1382,7 +1382,15 @@ impl<T: Scalar> CudaEngine<T> {
         if let Some((cl, cfg)) = self.fused_cluster_solve(&ds) {
             let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
             let keys = self.solve_reports_mapped();
-            return self.launch_cluster_solve(cl, cfg, ds.m, false, (ds.src, (rs, cs, is_)), (ds.dst, (rs, cs, is_)), keys);
+            return self.launch_cluster_solve(
+                cl,
+                cfg,
+                ds.m,
+                false,
+                (ds.src, (rs, cs, is_)),
+                (ds.dst, (rs, cs, is_)),
+                keys,
+            );
         }
         self.fill_keys(&self.nonfinite)?;
         self.enqueue_pack(ds)?;
