@@ -377,7 +377,8 @@ fn gpu_device_solve_through_the_cluster_kernel() {
 /// fused). Over N = 1 … 512, odd n, 1 … 9 right-hand sides (9: past the cluster kernel's columns,
 /// the packed path) and both layouts, in f64 and f32: right answers in place; the first NaN/Inf
 /// (by row, then column) named exactly and the array left bit for bit; a failed factor leaves the
-/// array too, and a NaN is still reported; the plan solves right afterwards.
+/// array too, and a NaN is still reported; the plan solves right afterwards. Host right-hand sides
+/// (solve and factor_solve) take the same kernel through the mapped staging buffer.
 #[test]
 fn gpu_device_solve_of_a_single_system_in_one_launch() {
     if !gpu_or_skip("gpu_device_solve_of_a_single_system_in_one_launch") {
@@ -444,6 +445,26 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                     assert_eq!(res, Err(want), "{what}");
                     assert!(same(&x, &bn), "{what}: array written despite a non-finite value");
                 }
+                // Host right-hand sides: the same kernel reads and writes the mapped staging
+                // buffer; solve, and factor_solve (one launch sequence with the factor).
+                let mut xh = b.clone();
+                p.solve(&mut RhsMut::dense(dims, nrhs, layout, &mut xh).unwrap()).unwrap();
+                let be = backward_error(
+                    &m,
+                    &RhsRef::new(dims, shape, &xh).unwrap(),
+                    &RhsRef::new(dims, shape, &b).unwrap(),
+                    &[],
+                );
+                assert!(be < tolerance::<T>(n), "{what} host solve: backward error {be:e}");
+                let mut xf = b.clone();
+                p.factor_solve(&m, &mut RhsMut::dense(dims, nrhs, layout, &mut xf).unwrap()).unwrap();
+                let be = backward_error(
+                    &m,
+                    &RhsRef::new(dims, shape, &xf).unwrap(),
+                    &RhsRef::new(dims, shape, &b).unwrap(),
+                    &[],
+                );
+                assert!(be < tolerance::<T>(n), "{what} factor_solve: backward error {be:e}");
                 // A factor that fails (the middle block's diagonal made negative): the solve says
                 // so and leaves the array; a NaN in it is named first, as on the packed path.
                 let mut dbad = d.clone();
@@ -455,6 +476,10 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                 let (res, x) = solve(&mut p, &b);
                 assert!(matches!(res, Err(Error::NotPositiveDefinite { .. })), "{what}: {res:?}");
                 assert!(same(&x, &b), "{what}: a failed item's right-hand sides were written");
+                let mut xh = b.clone();
+                let res = p.solve(&mut RhsMut::dense(dims, nrhs, layout, &mut xh).unwrap());
+                assert!(matches!(res, Err(Error::NotPositiveDefinite { .. })), "{what} host: {res:?}");
+                assert!(same(&xh, &b), "{what}: a failed item's host right-hand sides were written");
                 let mut bn = b.clone();
                 bn[at(rows / 2, 0)] = T::from_f64(f64::NAN);
                 let (res, x) = solve(&mut p, &bn);

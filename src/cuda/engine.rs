@@ -316,6 +316,11 @@ enum Sequence {
     FactorMasked,
     /// Solve of the items the device mask selects.
     SolveMasked(usize),
+    /// The solve of `m` right-hand sides straight from and into the mapped page-locked staging
+    /// buffer, by the fused cluster solve (`staged_solve`): no copies either way.
+    SolveStaged(usize),
+    /// Factor, then that solve.
+    FactorSolveStaged(usize),
     /// A one-pass solve of right-hand sides in device memory: pack from the caller's array,
     /// solve, unpack into the caller's solution (the caller's pointers are part of the key, so a
     /// graph is captured per distinct caller array; `MAX_DEVICE_SOLVE_GRAPHS` bounds how many are
@@ -387,6 +392,8 @@ pub struct CudaEngine<T: Scalar> {
     staging: DeviceBuffer<T>,
     rhs: DeviceBuffer<T>,
     host_rhs: PinnedBuffer<T>,
+    /// host_rhs as the kernels address it (`staged_solve`).
+    host_rhs_mapped: u64,
     host_keys: PinnedBuffer<u64>,
     /// Per item, written by the last kernel of a sequence straight into page-locked memory, so
     /// that the host reads them after its wait with no copy: the factor's failure keys
@@ -571,6 +578,7 @@ impl<T: Scalar> CudaEngine<T> {
         let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
         let early_launch = dev.arch.0 >= 9 && driver >= 12030 && std::env::var("BTCHOL_PDL").as_deref() != Ok("0");
         let reports = PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host status reports")?;
+        let host_rhs = PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?;
         Ok(CudaEngine {
             host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
             reports_mapped: reports.device_ptr()?,
@@ -588,7 +596,8 @@ impl<T: Scalar> CudaEngine<T> {
             nonfinite: DeviceBuffer::zeroed(&dev, 2 * b + 1, "GPU input checks")?,
             staging: DeviceBuffer::zeroed(&dev, dims.diag_len() + dims.sub_len(), "GPU upload staging")?,
             rhs: DeviceBuffer::zeroed(&dev, b * rows * max_nrhs, "GPU right-hand sides")?,
-            host_rhs: PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?,
+            host_rhs_mapped: host_rhs.device_ptr()?,
+            host_rhs,
             recs,
             sub_transposed,
             dev,
@@ -944,6 +953,12 @@ impl<T: Scalar> CudaEngine<T> {
         debug_assert!(shape.nrhs <= self.max_nrhs);
         self.dev.bind()?;
         self.pack_host(shape, data, 0, shape.nrhs, None);
+        if self.staged_solve(shape.nrhs) {
+            self.run(Sequence::FactorSolveStaged(shape.nrhs))?;
+            self.read_status(status, boosted, None)?;
+            self.unpack_host(status, shape, data, 0, shape.nrhs, None);
+            return Ok(());
+        }
         let used = self.dims.batch * self.dims.rows() * shape.nrhs;
         unsafe { result::memcpy_htod_async(self.rhs.ptr, &self.host_rhs[..used], self.stream.raw) }
             .map_err(|e| cuda_err("copying b", e))?;
@@ -1157,11 +1172,26 @@ impl<T: Scalar> CudaEngine<T> {
     /// The cluster solve that takes a one-pass device solve whole, reading b and writing x in the
     /// caller's arrays (no reset, pack or unpack launches): a single native-format system whose
     /// every level the cluster kernel solves. `BTCHOL_FUSED_SOLVE=0` turns it off (A/B runs).
-    fn fused_cluster_solve(&self, ds: &DeviceSolve) -> Option<(&ClusterSolve, ClusterLaunch)> {
-        if self.dims.batch != 1 || ds.format != SourceFormat::Native || !self.fused_solve || self.seq.is_some() {
+    fn fused_cluster_solve(&self, m: usize, format: SourceFormat) -> Option<(&ClusterSolve, ClusterLaunch)> {
+        if self.dims.batch != 1 || format != SourceFormat::Native || !self.fused_solve || self.seq.is_some() {
             return None;
         }
-        self.cluster_solve(ds.m).filter(|(cl, _)| cl.from == 0)
+        self.cluster_solve(m).filter(|(cl, _)| cl.from == 0)
+    }
+
+    /// Host right-hand sides of a single system that the fused cluster solve takes whole (at most
+    /// `max_nrhs` columns, no mask): the kernel reads them from and writes them into the mapped
+    /// page-locked staging buffer itself, so the solve has no copy before or after it.
+    fn staged_solve(&self, nrhs: usize) -> bool {
+        nrhs <= self.max_nrhs && self.fused_cluster_solve(nrhs, SourceFormat::Native).is_some()
+    }
+
+    /// Queues the fused cluster solve of `m` packed right-hand sides in the staging buffer.
+    fn enqueue_solve_staged(&self, m: usize, after_writer: bool) -> Result<()> {
+        let (cl, cfg) = self.fused_cluster_solve(m, SourceFormat::Native).expect("checked by staged_solve");
+        let rows = self.dims.rows() as i64;
+        let packed = (self.host_rhs_mapped, (1, rows, rows * m as i64));
+        self.launch_cluster_solve(cl, cfg, m, after_writer, packed, packed, self.solve_reports_mapped())
     }
 
     /// Queues the mask kernels around a masked sequence (`begin`: before, else after).
@@ -1222,6 +1252,12 @@ impl<T: Scalar> CudaEngine<T> {
                 self.enqueue_mask(false, false)
             }
             Sequence::SolveDevice(ds) => self.enqueue_solve_device(ds),
+            Sequence::SolveStaged(m) => self.enqueue_solve_staged(m, false),
+            Sequence::FactorSolveStaged(m) => {
+                reset()?;
+                self.enqueue_factor()?;
+                self.enqueue_solve_staged(m, true)
+            }
         }
     }
 
@@ -1301,6 +1337,13 @@ impl<T: Scalar> CudaEngine<T> {
         mask: Option<&[bool]>,
     ) -> Result<()> {
         self.dev.bind()?;
+        if mask.is_none() && self.staged_solve(shape.nrhs) {
+            self.pack_host(shape, data, 0, shape.nrhs, None);
+            self.run(Sequence::SolveStaged(shape.nrhs))?;
+            self.stream.synchronize()?;
+            self.unpack_host(status, shape, data, 0, shape.nrhs, None);
+            return Ok(());
+        }
         if let Some(mk) = mask {
             self.set_mask(mk)?;
         }
@@ -1379,7 +1422,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues a one-pass `solve_device`: the input checks' reset, pack, solve, unpack, or the
     /// fused cluster solve that does all four.
     fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
-        if let Some((cl, cfg)) = self.fused_cluster_solve(&ds) {
+        if let Some((cl, cfg)) = self.fused_cluster_solve(ds.m, ds.format) {
             let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
             let keys = self.solve_reports_mapped();
             return self.launch_cluster_solve(
