@@ -1241,8 +1241,8 @@ __device__ __forceinline__ void send_vector(real v, const int* sends, int count,
 // non-finite (row, column) it loads and sends it to every CTA of the cluster (st.async on their
 // key barriers, waited for only before the first solution is written); no CTA writes a solution
 // unless every key is clean and the factor did not fail, and rank 0 reports the key in
-// keys[item] (page-locked host memory: the host reads it without a copy). y may be z (the caller solves in place): every load precedes the cluster barrier
-// at the start, every store follows it.
+// keys[item] (page-locked host memory: the host reads it without a copy). y may be z (the caller
+// solves in place): every load precedes the cluster barrier at the start, every store follows it.
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
     const real* linv, const real* xslots, const real* y, long long y_rs, long long y_cs, long long y_item, real* z,
     long long z_rs, long long z_cs, long long z_item, const int* plan, int n_phases, int prog_ints, int vec_slots,
@@ -1301,7 +1301,10 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
             vecs[((long long)init[2 * v] * m + c) * LD + i] = val;
         }
     };
-    if (fused) load_rhs();  // (nothing in the launch sequence writes b; see above for y = z)
+    // (Fused, b is the caller's array or the host's staging buffer: no kernel of the launch
+    // sequence writes it, and the host starts the device solve without programmatic early launch,
+    // so no earlier kernel on the stream is still writing it. See above for y = z.)
+    if (fused) load_rhs();
     cluster_barrier_relaxed();
     const real* linv_item = linv + item * item_diag;
     const real* x_item = xslots + item * item_slots;

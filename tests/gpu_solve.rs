@@ -316,7 +316,7 @@ fn gpu_device_solve_through_the_cluster_kernel() {
     if !gpu_or_skip("gpu_device_solve_through_the_cluster_kernel") {
         return;
     }
-    use cudarc::driver::{CudaContext, DevicePtrMut};
+    use cudarc::driver::CudaContext;
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     for (nb, n, batch, nrhs) in [(2, 32, 1, 1), (23, 29, 3, 3), (64, 32, 2, 2), (5, 17, 2, 1)] {
@@ -335,16 +335,7 @@ fn gpu_device_solve_through_the_cluster_kernel() {
             p.upload(&m).unwrap();
             assert_eq!(p.factor().is_err(), bad.is_some(), "N={nb} n={n} batch {batch}");
             let shape = RhsShape::dense(dims, nrhs, layout);
-            let solve = |p: &mut Plan<f64>, b: &[f64]| {
-                let mut db = stream.clone_htod(b).unwrap();
-                stream.synchronize().unwrap();
-                let res = unsafe {
-                    let (pb, _g) = db.device_ptr_mut(&stream);
-                    p.solve_device(shape, pb as *mut f64)
-                };
-                p.synchronize().unwrap();
-                (res, stream.clone_dtoh(&db).unwrap())
-            };
+            let solve = |p: &mut Plan<f64>, b: &[f64]| solve_device_copy(&stream, p, shape, b);
             let items = |x: &[f64], k: usize| x[k * rows * nrhs..][..rows * nrhs].to_vec();
             for round in 0..2 {
                 let b = random_vec::<f64>(seed_from(&[nb, n, round]), batch * rows * nrhs);
@@ -385,7 +376,7 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
         return;
     }
     fn run<T: Scalar>() {
-        use cudarc::driver::{CudaContext, DevicePtrMut};
+        use cudarc::driver::CudaContext;
         let ctx = CudaContext::new(0).unwrap();
         let stream = ctx.default_stream();
         let shapes =
@@ -401,16 +392,7 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                 p.upload(&m).unwrap();
                 p.factor().unwrap();
                 let shape = RhsShape::dense(dims, nrhs, layout);
-                let solve = |p: &mut Plan<T>, b: &[T]| {
-                    let mut db = stream.clone_htod(b).unwrap();
-                    stream.synchronize().unwrap();
-                    let res = unsafe {
-                        let (pb, _g) = db.device_ptr_mut(&stream);
-                        p.solve_device(shape, pb as *mut T)
-                    };
-                    p.synchronize().unwrap();
-                    (res, stream.clone_dtoh(&db).unwrap())
-                };
+                let solve = |p: &mut Plan<T>, b: &[T]| solve_device_copy(&stream, p, shape, b);
                 let same =
                     |x: &[T], b: &[T]| x.iter().zip(b).all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
                 let at = |r: usize, c: usize| match layout {
@@ -421,12 +403,7 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                 for round in 0..2 {
                     let (res, x) = solve(&mut p, &b);
                     res.unwrap_or_else(|err| panic!("{what} round {round}: {err}"));
-                    let be = backward_error(
-                        &m,
-                        &RhsRef::new(dims, shape, &x).unwrap(),
-                        &RhsRef::new(dims, shape, &b).unwrap(),
-                        &[],
-                    );
+                    let be = backward_error_of(&m, shape, &x, &b, &[]);
                     assert!(be < tolerance::<T>(n), "{what}: backward error {be:e}");
                     // Two non-finite values: the one in the earlier row is named (its column the
                     // last), nothing is written.
@@ -449,21 +426,11 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                 // buffer; solve, and factor_solve (one launch sequence with the factor).
                 let mut xh = b.clone();
                 p.solve(&mut RhsMut::dense(dims, nrhs, layout, &mut xh).unwrap()).unwrap();
-                let be = backward_error(
-                    &m,
-                    &RhsRef::new(dims, shape, &xh).unwrap(),
-                    &RhsRef::new(dims, shape, &b).unwrap(),
-                    &[],
-                );
+                let be = backward_error_of(&m, shape, &xh, &b, &[]);
                 assert!(be < tolerance::<T>(n), "{what} host solve: backward error {be:e}");
                 let mut xf = b.clone();
                 p.factor_solve(&m, &mut RhsMut::dense(dims, nrhs, layout, &mut xf).unwrap()).unwrap();
-                let be = backward_error(
-                    &m,
-                    &RhsRef::new(dims, shape, &xf).unwrap(),
-                    &RhsRef::new(dims, shape, &b).unwrap(),
-                    &[],
-                );
+                let be = backward_error_of(&m, shape, &xf, &b, &[]);
                 assert!(be < tolerance::<T>(n), "{what} factor_solve: backward error {be:e}");
                 // A factor that fails (the middle block's diagonal made negative): the solve says
                 // so and leaves the array; a NaN in it is named first, as on the packed path.
@@ -490,12 +457,7 @@ fn gpu_device_solve_of_a_single_system_in_one_launch() {
                 p.factor().unwrap();
                 let (res, x) = solve(&mut p, &b);
                 res.unwrap();
-                let be = backward_error(
-                    &m,
-                    &RhsRef::new(dims, shape, &x).unwrap(),
-                    &RhsRef::new(dims, shape, &b).unwrap(),
-                    &[],
-                );
+                let be = backward_error_of(&m, shape, &x, &b, &[]);
                 assert!(be < tolerance::<T>(n), "{what} after a failed factor: backward error {be:e}");
             }
         }

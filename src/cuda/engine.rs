@@ -1422,7 +1422,10 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues a one-pass `solve_device`: the input checks' reset, pack, solve, unpack, or the
     /// fused cluster solve that does all four.
     fn enqueue_solve_device(&self, ds: DeviceSolve) -> Result<()> {
-        if let Some((cl, cfg)) = self.fused_cluster_solve(ds.m, ds.format) {
+        if let Some((cl, mut cfg)) = self.fused_cluster_solve(ds.m, ds.format) {
+            // The kernel reads the caller's b before its wait for the kernel before it, which on
+            // a caller's stream may be the one writing b: it starts only once that one is done.
+            cfg.launch.early = false;
             let (rs, cs, is_) = (ds.strides.0 as i64, ds.strides.1 as i64, ds.strides.2 as i64);
             let keys = self.solve_reports_mapped();
             return self.launch_cluster_solve(

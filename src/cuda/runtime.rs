@@ -234,9 +234,7 @@ impl<T: Copy> PinnedBuffer<T> {
         }
         Ok(buf)
     }
-}
 
-impl<T: Copy> PinnedBuffer<T> {
     /// The buffer's address for kernels (page-locked memory is mapped into the device's address
     /// space wherever CUDA has unified addressing: every 64-bit platform it supports). A kernel's
     /// plain stores to it are the host's to read once the stream has been synchronised, no copy.

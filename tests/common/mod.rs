@@ -230,3 +230,29 @@ pub fn solve_backward_error<T: Scalar>(dims: Dims, d: &[T], e: &[T], b: &[T], op
         (RhsRef::dense(dims, 1, Layout::RowMajor, &x).unwrap(), RhsRef::dense(dims, 1, Layout::RowMajor, b).unwrap());
     backward_error(&m, &xr, &br, &[])
 }
+
+/// Solves `b` through `Plan::solve_device` on a copy of it in GPU memory; returns the result and
+/// the array afterwards (the solution, or `b` where the solve left it).
+pub fn solve_device_copy<T: Scalar>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    plan: &mut Plan<T>,
+    shape: RhsShape,
+    b: &[T],
+) -> (Result<()>, Vec<T>) {
+    use cudarc::driver::DevicePtrMut;
+    let mut db = stream.clone_htod(b).unwrap();
+    // (The plan's own stream is not ordered after `stream`: the copy must be done first.)
+    stream.synchronize().unwrap();
+    let res = unsafe {
+        let (pb, _g) = db.device_ptr_mut(stream);
+        plan.solve_device(shape, pb as *mut T)
+    };
+    plan.synchronize().unwrap();
+    (res, stream.clone_dtoh(&db).unwrap())
+}
+
+/// The backward error of the solutions `x` of `b` (same shape) against the dense reference.
+pub fn backward_error_of<T: Scalar>(m: &BlockTridiagRef<T>, shape: RhsShape, x: &[T], b: &[T], skip: &[usize]) -> f64 {
+    let dims = m.dims();
+    backward_error(m, &RhsRef::new(dims, shape, x).unwrap(), &RhsRef::new(dims, shape, b).unwrap(), skip)
+}
