@@ -87,6 +87,10 @@ Measurement:
   --repeats R                  timed repeats (default: at least 10 and at least 0.2 s, at most 1000)
   --warmup W                   untimed repeats first (default 3)
   --seed S                     seed of the random matrix; the right-hand side uses S+1 (default 42)
+  --events                     GPU plans: also time each factor and solve by CUDA events on the
+                               plan's stream (factor_ev, solve_ev), as issue 5's cuDSS and socu
+                               references were timed. Recording them costs the wall-clock
+                               columns ~7 µs per call (H100), so they are off by default
 
 Output:
   --json                       one JSON object per configuration per line instead of the table

@@ -70,6 +70,8 @@ pub struct RunSettings {
     /// `--rhs device`: GPU plans solve right-hand sides that stay in GPU memory
     /// (Plan::solve_device), as GPU solvers are usually compared; default host memory.
     pub rhs_on_device: bool,
+    /// `--events`: GPU plans' calls also timed by CUDA events (the factor_ev / solve_ev columns).
+    pub events: bool,
 }
 
 /// One configuration to measure.
@@ -122,6 +124,7 @@ impl Default for BenchConfig {
                 diag_shift: 0.0,
                 mask_fraction: None,
                 rhs_on_device: false,
+                events: false,
             },
             json: false,
             csv: None,
@@ -185,6 +188,10 @@ impl BenchConfig {
                 "--threads" => c.threads = parse_list(f, &args.value(&mut flag)?, |s| parse_uint(f, s, 0))?,
                 "--repeats" => c.run.repeats = Some(parse_uint(f, &args.value(&mut flag)?, 1)?),
                 "--warmup" => c.run.warmup = parse_uint(f, &args.value(&mut flag)?, 0)?,
+                "--events" => {
+                    args.no_value(&flag)?;
+                    c.run.events = true
+                }
                 "--seed" => {
                     let v = args.value(&mut flag)?;
                     c.run.seed =
@@ -260,6 +267,7 @@ const BENCH_FLAGS: &[&str] = &[
     "--nrhs",
     "--threads",
     "--repeats",
+    "--events",
     "--warmup",
     "--seed",
     "--json",
@@ -313,6 +321,8 @@ mod tests {
         assert!(c.run.deterministic && c.run.mask_fraction == Some(0.5));
         assert!(parse(&["--Batch", "2"]).unwrap_err().0.contains("--batch"));
         assert!(parse(&["--json=1"]).is_err());
+        assert!(parse(&["--events=1"]).is_err());
+        assert!(parse(&["--events"]).unwrap().run.events && !parse(&[]).unwrap().run.events);
         assert!(parse(&["--n", "5000"]).unwrap().cases().is_err());
     }
 }

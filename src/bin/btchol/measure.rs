@@ -26,6 +26,11 @@ pub struct Measurement {
     pub warmup: usize,
     pub factor_us: Stats,
     pub solve_us: Stats,
+    /// The same calls timed by CUDA events on the plan's stream (GPU plans; else NaN): from the
+    /// GPU reaching the call's start to its last work, as issue 5's cuDSS and socu references
+    /// were timed. The wall-clock times above also hold the host's wait for the GPU.
+    pub factor_events_us: Stats,
+    pub solve_events_us: Stats,
     pub backward_error: f64,
     /// Parallel levels of the algorithm that ran: ⌊log₂N⌋+1 for nested dissection, N sequential.
     pub levels: usize,
@@ -100,6 +105,11 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// No samples (a timer that does not apply): NaN, so empty cells.
+    pub fn none() -> Stats {
+        Stats { count: 0, median: f64::NAN, min: f64::NAN, p90: f64::NAN }
+    }
+
     pub fn of(samples: &[f64]) -> Stats {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
@@ -240,6 +250,8 @@ fn measurement(
         warmup: settings.warmup,
         factor_us: Stats::default(),
         solve_us: Stats::default(),
+        factor_events_us: Stats::none(),
+        solve_events_us: Stats::none(),
         backward_error: f64::NAN,
         levels,
         flops_seq: sequential_factor_flops(nb, n) * batch,
@@ -258,6 +270,8 @@ fn measurement(
 fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> {
     let dims = case.dims;
     let options = plan_options(case, settings);
+    // (declared before the plan, so dropped after it: the plan uses the timer's stream till then)
+    let events: Option<EventTimer>;
     let mut plan = Plan::<T>::new(dims, options)?;
     let (d, e) = random_problem::<T>(settings.seed, dims, Layout::RowMajor, 1.0);
     let matrix = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e)?;
@@ -274,6 +288,8 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     } else {
         None
     };
+    events = if settings.events && plan.backend() == Backend::Cuda { Some(EventTimer::new(&mut plan)?) } else { None };
+    let (mut factor_events, mut solve_events) = (Vec::new(), Vec::new());
     // One repeat: returns (factor µs, solve µs); x holds the solution afterwards.
     let (factor_us, solve_us) = repeat(settings, || {
         plan.upload(&matrix)?;
@@ -281,30 +297,42 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         // starts after them (cuDSS's factor times, issue 5, start from values in GPU memory).
         plan.synchronize()?;
         let t = Instant::now();
+        events.as_ref().map_or(Ok(()), |ev| ev.record(0))?;
         match &mask {
             Some(m) => plan.factor_masked(m)?,
             None => plan.factor()?,
         }
+        events.as_ref().map_or(Ok(()), |ev| ev.record(1))?;
         // A GPU plan may return with work queued: the time must include it (no-op on the CPU).
         plan.synchronize()?;
         let factor = t.elapsed().as_secs_f64() * 1e6;
-        if let Some(dr) = &device_rhs {
+        let solve = if let Some(dr) = &device_rhs {
             dr.refresh()?;
             let t = Instant::now();
+            events.as_ref().map_or(Ok(()), |ev| ev.record(2))?;
             // SAFETY: dr.x holds B·rows·nrhs elements of device memory of the plan's context.
             unsafe { plan.solve_device(RhsShape::dense(dims, case.nrhs, Layout::RowMajor), dr.x as *mut T)? };
+            events.as_ref().map_or(Ok(()), |ev| ev.record(3))?;
             plan.synchronize()?;
-            return Ok((factor, t.elapsed().as_secs_f64() * 1e6));
+            t.elapsed().as_secs_f64() * 1e6
+        } else {
+            x.copy_from_slice(&b);
+            let mut rhs = RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut x)?;
+            let t = Instant::now();
+            events.as_ref().map_or(Ok(()), |ev| ev.record(2))?;
+            match &mask {
+                Some(m) => plan.solve_masked(m, &mut rhs)?,
+                None => plan.solve(&mut rhs)?,
+            }
+            events.as_ref().map_or(Ok(()), |ev| ev.record(3))?;
+            plan.synchronize()?;
+            t.elapsed().as_secs_f64() * 1e6
+        };
+        if let Some(ev) = &events {
+            factor_events.push(ev.elapsed_us(0, 1)?);
+            solve_events.push(ev.elapsed_us(2, 3)?);
         }
-        x.copy_from_slice(&b);
-        let mut rhs = RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut x)?;
-        let t = Instant::now();
-        match &mask {
-            Some(m) => plan.solve_masked(m, &mut rhs)?,
-            None => plan.solve(&mut rhs)?,
-        }
-        plan.synchronize()?;
-        Ok((factor, t.elapsed().as_secs_f64() * 1e6))
+        Ok((factor, solve))
     })?;
     if let Some(dr) = &device_rhs {
         dr.read(&mut x)?;
@@ -322,6 +350,11 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     );
     m.factor_us = factor_us;
     m.solve_us = solve_us;
+    if events.is_some() {
+        // (the warm-up repeats come first)
+        m.factor_events_us = Stats::of(&factor_events[settings.warmup..]);
+        m.solve_events_us = Stats::of(&solve_events[settings.warmup..]);
+    }
     m.backward_error = dense_backward_error(&matrix, case.nrhs, &x, &b, &skip)?;
     m.active_items = dims.batch - skip.len();
     m.solution_sha256 = sha256_hex(&x);
@@ -339,6 +372,72 @@ pub fn auto_choice(case: &Case, settings: &RunSettings) -> Result<(Backend, Algo
     match case.dtype {
         DType::F64 => typed::<f64>(case, settings),
         DType::F32 => typed::<f32>(case, settings),
+    }
+}
+
+/// `--events`: CUDA events around a GPU plan's timed calls, on a stream of the bench's own that
+/// the plan is given (`Plan::set_stream`; a non-blocking stream, as the plan's own: measured the
+/// same, H100 2026-11-26). It holds device 0's primary context (the plan's) so that its stream and
+/// events outlive the plan's hold on it (without, the context went with the plan: a crash).
+struct EventTimer {
+    device: cudarc::driver::sys::CUdevice,
+    context: cudarc::driver::sys::CUcontext,
+    stream: cudarc::driver::sys::CUstream,
+    events: [cudarc::driver::sys::CUevent; 4],
+}
+
+impl EventTimer {
+    fn new<T: Scalar>(plan: &mut Plan<T>) -> Result<Self, Error> {
+        use cudarc::driver::{result, sys};
+        let gpu = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("bench {what}: {e:?}"));
+        let device = result::device::get(0).map_err(|e| gpu("device", e))?;
+        // SAFETY: retained here, released once in drop.
+        let context = unsafe { result::primary_ctx::retain(device) }.map_err(|e| gpu("context", e))?;
+        let (stream, events) = (std::ptr::null_mut(), [std::ptr::null_mut(); 4]);
+        let mut me = EventTimer { device, context, stream, events };
+        // SAFETY: the plan's (primary) context, current for what follows.
+        unsafe { result::ctx::set_current(context) }.map_err(|e| gpu("context", e))?;
+        me.stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| gpu("stream", e))?;
+        for ev in &mut me.events {
+            *ev = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(|e| gpu("event", e))?;
+        }
+        // SAFETY: a stream of the current (primary) context, destroyed after the plan's last use
+        // of it (the plan is synchronized after every timed call).
+        unsafe { plan.set_stream(me.stream as *mut std::ffi::c_void)? };
+        Ok(me)
+    }
+    fn record(&self, k: usize) -> Result<(), Error> {
+        // SAFETY: event and stream created by `new`.
+        unsafe { cudarc::driver::result::event::record(self.events[k], self.stream) }
+            .map_err(|e| Error::Cuda(format!("bench recording an event: {e:?}")))
+    }
+    /// µs between two recorded events (both complete: the caller synchronized).
+    fn elapsed_us(&self, from: usize, to: usize) -> Result<f64, Error> {
+        // SAFETY: both events recorded and complete.
+        unsafe { cudarc::driver::result::event::elapsed(self.events[from], self.events[to]) }
+            .map(|ms| ms as f64 * 1e3)
+            .map_err(|e| Error::Cuda(format!("bench reading an event: {e:?}")))
+    }
+}
+
+impl Drop for EventTimer {
+    fn drop(&mut self) {
+        use cudarc::driver::result;
+        // SAFETY: created by `new` in the retained context, destroyed once; the stream's work is
+        // complete. Then the context is released.
+        unsafe {
+            let _ = result::ctx::set_current(self.context);
+            for &ev in &self.events {
+                if !ev.is_null() {
+                    let _ = result::event::destroy(ev);
+                }
+            }
+            if !self.stream.is_null() {
+                let _ = result::stream::synchronize(self.stream);
+                let _ = result::stream::destroy(self.stream);
+            }
+            let _ = result::primary_ctx::release(self.device);
+        }
     }
 }
 
