@@ -1292,8 +1292,8 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     const real* yb = y + item * y_item;
     // The tail's right-hand sides as the earlier levels left them (fused: the caller's b), where
     // this CTA reads them first; fused, checked as btchol_pack_rhs checks them.
-    auto load_rhs = [&]() {
-        for (int idx = threadIdx.x; idx < n_init * m * LD; idx += CL_THREADS) {
+    auto load_rhs = [&](int threads) {  // (by threads 0 .. threads − 1)
+        for (int idx = threadIdx.x; idx < n_init * m * LD; idx += threads) {
             const int i = idx % LD, c = idx / LD % m, v = idx / (LD * m);
             const long long row = (long long)init[2 * v + 1] * n + i;
             const real val = i < n ? __ldcg(yb + row * y_rs + c * y_cs) : real(0);
@@ -1301,11 +1301,6 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
             vecs[((long long)init[2 * v] * m + c) * LD + i] = val;
         }
     };
-    // (Fused, b is the caller's array or the host's staging buffer: no kernel of the launch
-    // sequence writes it, and the host starts the device solve without programmatic early launch,
-    // so no earlier kernel on the stream is still writing it. See above for y = z.)
-    if (fused) load_rhs();
-    cluster_barrier_relaxed();
     const real* linv_item = linv + item * item_diag;
     const real* x_item = xslots + item * item_slots;
     // The producer (warp CL_WARPS, lane 0) stages the blocks of phases ph .. ph + CL_LOOKAHEAD − 1
@@ -1330,15 +1325,29 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
     const bool producer = warp == CL_WARPS && lane == 0;
     // A failed item is skipped by the whole cluster (one item; nothing was sent), except fused:
     // its b is still checked, so the run goes on and writes nothing.
-    if (stage_early) {
-        if (!fused && fail[item] != NO_FAILURE) return;
-        if (producer) produce(0);
+    const bool skip_early = stage_early && !fused && fail[item] != NO_FAILURE;
+    // Staged early, the first phases' blocks are issued while the compute warps load b and the
+    // cluster meets: the producer arrives at the cluster barrier first and waits after issuing, so
+    // the ~1–2 µs its bulk copies take to issue hold nobody back (measured: issued after the
+    // barrier, phase 0 waited ~2 µs for them; issued before it, the barrier waited instead).
+    __syncthreads();  // (the barriers are initialised before the producer counts copies on them)
+    if (warp == CL_WARPS) {
+        cluster_arrive_relaxed();
+        if (producer && stage_early && !skip_early) produce(0);
+        cluster_wait();
+    } else {
+        // (Fused, b is the caller's array or the host's staging buffer: no kernel of the launch
+        // sequence writes it, and the host starts the device solve without programmatic early
+        // launch, so no earlier kernel on the stream is still writing it. See above for y = z.)
+        if (fused) load_rhs(SNT);
+        cluster_barrier_relaxed();
     }
+    if (skip_early) return;
     wait_for_previous_kernel();
     if (!fused && !stage_early && fail[item] != NO_FAILURE) return;
     bool write_ok = !fused || fail[item] == NO_FAILURE;
     real* zb = z + item * z_item;
-    if (!fused) load_rhs();
+    if (!fused) load_rhs(CL_THREADS);
     __syncthreads();
     if (fused && warp == 0 && lane < csize) {
         const unsigned at = smem_addr(&cl_keys[rank]);
