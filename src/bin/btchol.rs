@@ -90,7 +90,7 @@ Measurement:
   --events                     GPU plans: also time each factor and solve by CUDA events on the
                                plan's stream (factor_ev, solve_ev), as issue 5's cuDSS and socu
                                references were timed. Recording them costs the wall-clock
-                               columns ~7 µs per call (H100), so they are off by default
+                               columns 5-13 µs per call (H100), so they are off by default
 
 Output:
   --json                       one JSON object per configuration per line instead of the table

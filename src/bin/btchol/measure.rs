@@ -290,6 +290,7 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
     };
     events = if settings.events && plan.backend() == Backend::Cuda { Some(EventTimer::new(&mut plan)?) } else { None };
     let (mut factor_events, mut solve_events) = (Vec::new(), Vec::new());
+    let mark = |k: usize| events.as_ref().map_or(Ok(()), |ev| ev.record(k));
     // One repeat: returns (factor µs, solve µs); x holds the solution afterwards.
     let (factor_us, solve_us) = repeat(settings, || {
         plan.upload(&matrix)?;
@@ -297,34 +298,34 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         // starts after them (cuDSS's factor times, issue 5, start from values in GPU memory).
         plan.synchronize()?;
         let t = Instant::now();
-        events.as_ref().map_or(Ok(()), |ev| ev.record(0))?;
+        mark(0)?;
         match &mask {
             Some(m) => plan.factor_masked(m)?,
             None => plan.factor()?,
         }
-        events.as_ref().map_or(Ok(()), |ev| ev.record(1))?;
+        mark(1)?;
         // A GPU plan may return with work queued: the time must include it (no-op on the CPU).
         plan.synchronize()?;
         let factor = t.elapsed().as_secs_f64() * 1e6;
         let solve = if let Some(dr) = &device_rhs {
             dr.refresh()?;
             let t = Instant::now();
-            events.as_ref().map_or(Ok(()), |ev| ev.record(2))?;
+            mark(2)?;
             // SAFETY: dr.x holds B·rows·nrhs elements of device memory of the plan's context.
             unsafe { plan.solve_device(RhsShape::dense(dims, case.nrhs, Layout::RowMajor), dr.x as *mut T)? };
-            events.as_ref().map_or(Ok(()), |ev| ev.record(3))?;
+            mark(3)?;
             plan.synchronize()?;
             t.elapsed().as_secs_f64() * 1e6
         } else {
             x.copy_from_slice(&b);
             let mut rhs = RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut x)?;
             let t = Instant::now();
-            events.as_ref().map_or(Ok(()), |ev| ev.record(2))?;
+            mark(2)?;
             match &mask {
                 Some(m) => plan.solve_masked(m, &mut rhs)?,
                 None => plan.solve(&mut rhs)?,
             }
-            events.as_ref().map_or(Ok(()), |ev| ev.record(3))?;
+            mark(3)?;
             plan.synchronize()?;
             t.elapsed().as_secs_f64() * 1e6
         };
