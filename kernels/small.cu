@@ -997,11 +997,12 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const long long inverses = (long long)batch * n_blocks;
     // Warps past the inverses take the cluster solve's tasks.
     const bool task = w >= inverses;
-    const int item = task ? (int)((w - inverses) / max(n_tasks, 1)) : (int)(w / n_blocks);
-    const int k = task ? (int)((w - inverses) % max(n_tasks, 1)) : 0;
+    if (task && w - inverses >= (long long)batch * n_tasks) return;  // (the last CTA's spare warps)
+    const int item = task ? (int)((w - inverses) / n_tasks) : (int)(w / n_blocks);
+    const int k = task ? (int)((w - inverses) % n_tasks) : 0;
     const int blk = task ? tasks[2 * k] : (int)(w % n_blocks);
-    if (!task && item < batch && blk == 0 && lane == 0) report[item] = fail[item];
-    if (item >= batch || fail[item] != NO_FAILURE) return;
+    if (!task && blk == 0 && lane == 0) report[item] = fail[item];
+    if (fail[item] != NO_FAILURE) return;
     real* sb = s_blk[warp];
     invert_to_shared(fact + item * item_diag + (long long)blk * BS, sb, s_rdiag[warp], n, lane);
     if (!task) {
