@@ -955,26 +955,38 @@ __device__ __forceinline__ void invert_to_shared(const real* L, real* sb, real* 
     __syncwarp();
 }
 
-// out[t] = Σ_k own[k]·L⁻¹(k, t) for L⁻¹ in sb (invert_to_shared): row `own` of a block times L⁻¹.
-// L⁻¹(k, t) = 0 for k < t, so the sum starts at t; L⁻¹'s column is read by broadcasts, two
-// elements per load where aligned.
-__device__ __forceinline__ void row_times_inverse(real (&out)[LD], const real (&own)[LD], const real* sb) {
+// Σ_k own[k]·col[k] over k < LD, col in shared memory with col + k 8-byte aligned (a pair) where
+// k ≡ PARITY (mod 2): pairs of elements per (broadcast) load, four partial sums.
+template <int PARITY>
+__device__ __forceinline__ real dot_shared_column(const real (&own)[LD], const real* col) {
+    real s[4] = {0, 0, 0, 0};
+    if (PARITY) s[0] = own[0] * col[0];
 #pragma unroll
-    for (int t = 0; t < LD; ++t) {
-        real s[2] = {0, 0};
-#pragma unroll
-        for (int k = t; k < LD; ++k) {
-            const int at = k + t * INV_SLD;
-            const bool second = k > t && (at - 1) % 2 == 0;  // (of a pair loaded at k − 1)
-            if (at % 2 == 0 && k + 1 < LD) {
-                const real2 v = *reinterpret_cast<const real2*>(sb + at);
-                s[0] = fma(own[k], v.x, s[0]);
-                s[1] = fma(own[k + 1], v.y, s[1]);
-            } else if (!second) {
-                s[k & 1] = fma(own[k], sb[at], s[k & 1]);
-            }
+    for (int k = PARITY; k + 1 < LD; k += 2) {
+        const real2 v = *reinterpret_cast<const real2*>(col + k);
+        s[k & 3] = fma(own[k], v.x, s[k & 3]);
+        s[(k + 1) & 3] = fma(own[k + 1], v.y, s[(k + 1) & 3]);
+    }
+    if ((LD - PARITY) % 2) s[(LD - 1) & 3] = fma(own[LD - 1], col[LD - 1], s[(LD - 1) & 3]);
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// dst ← (row `own` of a block, lane's row) · L⁻¹, L⁻¹ in sb (invert_to_shared), stored
+// column-major, zero outside n×n. A rolled loop over the columns of L⁻¹, two per iteration
+// (INV_SLD is odd, so column t's pairs start at k ≡ t (mod 2)): this kernel runs once per SM
+// from a cold instruction cache, where fully unrolled code costs more than its FMAs (the
+// unrolled product took the factor 5–8 µs longer, f64 n = 32, N = 64–256, H100).
+__device__ __forceinline__ void store_row_times_inverse(real* dst, const real (&own)[LD], const real* sb, int n,
+                                                        int lane) {
+    static_assert(INV_SLD % 2 == 1, "column t's pairs start at k = t mod 2");
+#pragma unroll 1
+    for (int t = 0; t < LD; t += 2) {
+        const real even = dot_shared_column<0>(own, sb + t * INV_SLD);
+        const real odd = t + 1 < LD ? dot_shared_column<1>(own, sb + (t + 1) * INV_SLD) : real(0);
+        if (lane < LD) {
+            dst[lane + t * LD] = lane < n && t < n ? even : real(0);
+            if (t + 1 < LD) dst[lane + (t + 1) * LD] = lane < n && t + 1 < n ? odd : real(0);
         }
-        out[t] = s[0] + s[1];
     }
 }
 
@@ -1004,6 +1016,14 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     if (!task && blk == 0 && lane == 0) report[item] = fail[item];
     if (fail[item] != NO_FAILURE) return;
     real* sb = s_blk[warp];
+    // A task's X_s is fetched into L1 before the inversion, so that its load after costs no
+    // memory latency (lane j: column j; loaded into registers here, it took the kernel from 96
+    // to 168 registers, f64).
+    const int slot = task ? tasks[2 * k + 1] : -1;
+    const real* X = xslots + item * item_slots + (long long)max(slot, 0) * BS;
+    if (slot >= 0 && lane < LD)
+        for (int b = 0; b < LD * (int)sizeof(real); b += 128)
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const char*>(X + lane * LD) + b));
     invert_to_shared(fact + item * item_diag + (long long)blk * BS, sb, s_rdiag[warp], n, lane);
     if (!task) {
         real* out = linv + item * item_diag + (long long)blk * BS;
@@ -1014,18 +1034,13 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
         }
         return;
     }
-    // Lane i: row i of X_s, or column i of L⁻¹ (M is symmetric: its row i is column i of L⁻ᵀL⁻¹).
-    const int slot = tasks[2 * k + 1];
-    const real* X = xslots + item * item_slots + (long long)max(slot, 0) * BS;
-    real own[LD], out[LD];
+    // Lane i's row: of X_s, or for M_e column i of L⁻¹ (M is symmetric: its row i is column i of
+    // L⁻ᵀL⁻¹).
+    real own[LD];
 #pragma unroll
     for (int t = 0; t < LD; ++t)
         own[t] = slot >= 0 ? (lane < n && t < n ? X[lane + t * LD] : real(0)) : (lane < LD ? sb[t + lane * INV_SLD] : real(0));
-    row_times_inverse(out, own, sb);
-    real* dst = cform + ((long long)item * n_tasks + k) * BS;
-    if (lane < LD)
-#pragma unroll
-        for (int t = 0; t < LD; ++t) dst[lane + t * LD] = lane < n && t < n ? out[t] : real(0);
+    store_row_times_inverse(cform + ((long long)item * n_tasks + k) * BS, own, sb, n, lane);
 }
 
 // Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT
