@@ -918,9 +918,20 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
         invert_window_chunks<C + 1>(x, sb, rdiag);
     }
 }
-// L⁻¹ of the block at L (global memory) into the warp's shared buffer sb: column-major with
-// leading dimension INV_SLD, zero above the diagonal, the identity past n.
-__device__ __forceinline__ void invert_to_shared(const real* L, real* sb, real* rdiag, int n, int lane) {
+// Row of the lane's column that slot t of invert_window_chunks' x holds at the end: row C·c + i
+// ends in slot LD − C·(c + 1) + i.
+__device__ constexpr int window_row(int t) {
+    return (LD - 1 - t) / INV_CHUNK * INV_CHUNK + t - (LD - INV_CHUNK * ((LD - 1 - t) / INV_CHUNK + 1));
+}
+
+// Forward substitution T·x = b in each lane's registers (x holds b, then the solution in
+// window_row's slots) with T = L, or with REVERSED T = P·Lᵀ·P (P reverses the order of rows,
+// T(a, b) = L(LD−1−b, LD−1−a), again lower triangular), for the factor block at L in global
+// memory: T goes to the warp's shared buffer sb (column-major, leading dimension INV_SLD, zero
+// above the diagonal, the identity where L is padding) and 1/diag(T) to rdiag.
+template <bool REVERSED>
+__device__ __forceinline__ void substitute_window(real (&x)[LD], const real* L, real* sb, real* rdiag, int n,
+                                                  int lane) {
     // L's lower triangle, extended by the identity past n (rows and columns ≥ n are then inert).
     real v[INV_PER_LANE];
 #pragma unroll
@@ -931,7 +942,7 @@ __device__ __forceinline__ void invert_to_shared(const real* L, real* sb, real* 
 #pragma unroll
     for (int p = 0; p < INV_PER_LANE; ++p) {
         const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-        if (idx < LD * LD) sb[i + j * INV_SLD] = v[p];
+        if (idx < LD * LD) sb[REVERSED ? (LD - 1 - j) + (LD - 1 - i) * INV_SLD : i + j * INV_SLD] = v[p];
     }
     constexpr int pad_rows = INV_SLD - LD, pads = LD * pad_rows + INV_BUF - LD * INV_SLD;
     for (int c = lane; c < pads; c += 32)
@@ -939,70 +950,25 @@ __device__ __forceinline__ void invert_to_shared(const real* L, real* sb, real* 
     __syncwarp();
     if (lane < LD) rdiag[lane] = real(1) / sb[lane + lane * INV_SLD];
     __syncwarp();
-    real x[LD];
-#pragma unroll
-    for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
     invert_window_chunks<0>(x, sb, rdiag);
-    // Row C·c + i ended in slot LD − C·(c + 1) + i; through shared memory (every lane is done with
-    // L) so that the stores are coalesced.
-    __syncwarp();
-    if (lane < LD)
-#pragma unroll
-        for (int t = 0; t < LD; ++t) {
-            const int c = (LD - 1 - t) / INV_CHUNK, row = c * INV_CHUNK + t - (LD - INV_CHUNK * (c + 1));
-            sb[row + lane * INV_SLD] = x[t];
-        }
-    __syncwarp();
 }
 
-// Σ_k own[k]·col[k] over k < LD, col in shared memory with col + k 8-byte aligned (a pair) where
-// k ≡ PARITY (mod 2): pairs of elements per (broadcast) load, four partial sums.
-template <int PARITY>
-__device__ __forceinline__ real dot_shared_column(const real (&own)[LD], const real* col) {
-    real s[4] = {0, 0, 0, 0};
-    if (PARITY) s[0] = own[0] * col[0];
-#pragma unroll
-    for (int k = PARITY; k + 1 < LD; k += 2) {
-        const real2 v = *reinterpret_cast<const real2*>(col + k);
-        s[k & 3] = fma(own[k], v.x, s[k & 3]);
-        s[(k + 1) & 3] = fma(own[k + 1], v.y, s[(k + 1) & 3]);
-    }
-    if ((LD - PARITY) % 2) s[(LD - 1) & 3] = fma(own[LD - 1], col[LD - 1], s[(LD - 1) & 3]);
-    return (s[0] + s[1]) + (s[2] + s[3]);
-}
-
-// dst ← (row `own` of a block, lane's row) · L⁻¹, L⁻¹ in sb (invert_to_shared), stored
-// column-major, zero outside n×n. A rolled loop over the columns of L⁻¹, two per iteration
-// (INV_SLD is odd, so column t's pairs start at k ≡ t (mod 2)): this kernel runs once per SM
-// from a cold instruction cache, where fully unrolled code costs more than its FMAs (the
-// unrolled product took the factor 5–8 µs longer, f64 n = 32, N = 64–256, H100).
-__device__ __forceinline__ void store_row_times_inverse(real* dst, const real (&own)[LD], const real* sb, int n,
-                                                        int lane) {
-    static_assert(INV_SLD % 2 == 1, "column t's pairs start at k = t mod 2");
-#pragma unroll 1
-    for (int t = 0; t < LD; t += 2) {
-        const real even = dot_shared_column<0>(own, sb + t * INV_SLD);
-        const real odd = t + 1 < LD ? dot_shared_column<1>(own, sb + (t + 1) * INV_SLD) : real(0);
-        if (lane < LD) {
-            dst[lane + t * LD] = lane < n && t < n ? even : real(0);
-            if (t + 1 < LD) dst[lane + (t + 1) * LD] = lane < n && t + 1 < n ? odd : real(0);
-        }
-    }
-}
-
-// The factor's last kernel: L⁻¹ of every diagonal block (above), and for the cluster solve
-// (btchol_solve_cluster_small) the products it reads instead, so that each of its phases is one
-// product deep: per task k of `tasks` (block e, slot s; src/cuda/cluster.rs ClusterForm),
-// M_e = L_e⁻ᵀL_e⁻¹ (s < 0) or W_s = X_s·L_e⁻¹ (the coupling solved with e) into block k of the
-// item's `cform`. A task's warp inverts L_e itself (as many warps as the block has tasks, side by
-// side: one inversion deep, not one per product). It also reports each item's failure key in
-// `report`, page-locked host memory, so that the host reads the status after its wait with no copy.
+// The factor's last kernel: L⁻¹ of every diagonal block (lane j solves L·x = e_j), and for the
+// cluster solve (btchol_solve_cluster_small) the blocks it reads instead, so that its phases are
+// one product deep: per task k of `tasks` (block e, slot s; src/cuda/cluster.rs ClusterForm)
+// into block k of the item's `cform`, L_e⁻¹ again (s < 0) or W_s = X_s·L_e⁻¹, the coupling
+// solved with e (s ≥ 0). A W task's lane i solves w·L_e = x for row i of X_s, i.e. Lᵀwᵀ = xᵀ:
+// a backward substitution, run forward on P·Lᵀ·P (substitute_window), one substitution deep like
+// the inverse itself. (L⁻¹ first and a product after took the kernel from 6.7 to 13.5 µs at
+// f64 n = 32, N = 64 on the H100.) Each task is a warp of its own, side by side with the inverses.
+// The kernel also reports each item's failure key in `report`, page-locked host memory, so that
+// the host reads the status after its wait with no copy.
 extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
     const unsigned long long* fail, unsigned long long* report, const real* xslots, long long item_slots,
     const int* tasks, int n_tasks, real* cform) {
     wait_for_previous_kernel();
-    __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L, then L⁻¹; column-major, zero-padded
+    __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L (or P·Lᵀ·P), then L⁻¹; column-major, zero-padded
     __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const long long w = (long long)blockIdx.x * INV_WARPS + warp;
@@ -1013,34 +979,43 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const int item = task ? (int)((w - inverses) / n_tasks) : (int)(w / n_blocks);
     const int k = task ? (int)((w - inverses) % n_tasks) : 0;
     const int blk = task ? tasks[2 * k] : (int)(w % n_blocks);
+    const int slot = task ? tasks[2 * k + 1] : -1;
     if (!task && blk == 0 && lane == 0) report[item] = fail[item];
     if (fail[item] != NO_FAILURE) return;
     real* sb = s_blk[warp];
-    // A task's X_s is fetched into L1 before the inversion, so that its load after costs no
-    // memory latency (lane j: column j; loaded into registers here, it took the kernel from 96
-    // to 168 registers, f64).
-    const int slot = task ? tasks[2 * k + 1] : -1;
-    const real* X = xslots + item * item_slots + (long long)max(slot, 0) * BS;
-    if (slot >= 0 && lane < LD)
-        for (int b = 0; b < LD * (int)sizeof(real); b += 128)
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const char*>(X + lane * LD) + b));
-    invert_to_shared(fact + item * item_diag + (long long)blk * BS, sb, s_rdiag[warp], n, lane);
-    if (!task) {
-        real* out = linv + item * item_diag + (long long)blk * BS;
+    const real* L = fact + item * item_diag + (long long)blk * BS;
+    real x[LD];
+    if (slot >= 0) {
+        // Lane i: row i of X_s, reversed (P·x), zero past n.
+        const real* X = xslots + item * item_slots + (long long)slot * BS;
 #pragma unroll
-        for (int p = 0; p < INV_PER_LANE; ++p) {
-            const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-            if (idx < LD * LD) out[idx] = i >= j && i < n ? sb[i + j * INV_SLD] : real(0);
-        }
+        for (int t = 0; t < LD; ++t) x[t] = lane < n && LD - 1 - t < n ? X[lane + (LD - 1 - t) * LD] : real(0);
+        substitute_window<true>(x, L, sb, s_rdiag[warp], n, lane);
+        // w_j sits in the slot of row LD − 1 − j.
+        real* dst = cform + ((long long)item * n_tasks + k) * BS;
+        if (lane < LD)
+#pragma unroll
+            for (int t = 0; t < LD; ++t) {
+                const int j = LD - 1 - window_row(t);
+                dst[lane + j * LD] = lane < n && j < n ? x[t] : real(0);
+            }
         return;
     }
-    // Lane i's row: of X_s, or for M_e column i of L⁻¹ (M is symmetric: its row i is column i of
-    // L⁻ᵀL⁻¹).
-    real own[LD];
 #pragma unroll
-    for (int t = 0; t < LD; ++t)
-        own[t] = slot >= 0 ? (lane < n && t < n ? X[lane + t * LD] : real(0)) : (lane < LD ? sb[t + lane * INV_SLD] : real(0));
-    store_row_times_inverse(cform + ((long long)item * n_tasks + k) * BS, own, sb, n, lane);
+    for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
+    substitute_window<false>(x, L, sb, s_rdiag[warp], n, lane);
+    // Through shared memory (every lane is done with L) so that the stores are coalesced.
+    __syncwarp();
+    if (lane < LD)
+#pragma unroll
+        for (int t = 0; t < LD; ++t) sb[window_row(t) + lane * INV_SLD] = x[t];
+    __syncwarp();
+    real* out = task ? cform + ((long long)item * n_tasks + k) * BS : linv + item * item_diag + (long long)blk * BS;
+#pragma unroll
+    for (int p = 0; p < INV_PER_LANE; ++p) {
+        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
+        if (idx < LD * LD) out[idx] = i >= j && i < n ? sb[i + j * INV_SLD] : real(0);
+    }
 }
 
 // Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT
@@ -1207,13 +1182,14 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 // levels of the tail in order, then their backward levels in reverse, one phase each. A level's
 // records are dealt round-robin to the cluster's CTAs; in a CTA a forward record takes two warps
 // (one per elimination, u_e = W_{a,e}·y_e, then y_a −= u_0 + u_1 after a barrier of the compute
-// warps; the elimination's owner also v_e = M_e·y_e, beside u_e) and a backward record one warp
-// (x_e = v_e − Σ_s W_{s,e}ᵀ·x_s, its products side by side). M_e = L_e⁻ᵀL_e⁻¹ and
-// W_{s,e} = X_{s,e}·L_e⁻¹ come from the factor's last kernel (btchol_invert_small, the plan's
-// `cform`): the substitution x_e = L_e⁻ᵀ(L_e⁻¹y_e − Σ_s X_{s,e}ᵀx_s) regrouped so that no phase
-// chains two products (a product of one warp is ~400 cycles of latency, bench/micro/matvec.cu;
-// a phase was two or three of them). Forming M and W rounds as applying their factors in turn
-// does (|fl(AB) − AB| ≤ γ|A||B|), so the solve's backward error is of the same order.
+// warps; the elimination's owner also z_e = L_e⁻¹·y_e beside u_e and, once y_a has gone,
+// v_e = L_e⁻ᵀ·z_e) and a backward record one warp (x_e = v_e − Σ_s W_{s,e}ᵀ·x_s, its products
+// side by side). W_{s,e} = X_{s,e}·L_e⁻¹ comes from the factor's last kernel
+// (btchol_invert_small, the plan's `cform`): the substitution x_e = L_e⁻ᵀ(L_e⁻¹y_e − Σ_s
+// X_{s,e}ᵀx_s) regrouped so that the survivors' chain, the sweep's critical path, is one product
+// per phase (a product of one warp is ~400 cycles of latency, bench/micro/matvec.cu; a phase
+// was two or three of them). Forming W rounds as applying X and L⁻¹ in turn does
+// (|fl(AB) − AB| ≤ γ|A||B|), so the solve's backward error is of the same order.
 //
 // No cluster-wide barrier between phases: the right-hand sides live in the CTAs' shared memory,
 // and a vector is pushed, as soon as it is computed, into the shared memory of each CTA that
@@ -1234,8 +1210,8 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 //    vectors loaded from y at the start][the blocks it reads in order of use: (block of cform,
 //    phase)][units, CL_UNIT ints each][sends]
 //   forward unit   a, n_elim, slot of y_a, first send of y_a, its sends, then per elimination:
-//                  slot of y_e, list index of W_{a,e} (−1: a < 0), of M_e (−1: not owned), send
-//                  of v_e (−1: not owned)
+//                  slot of y_e, list index of W_{a,e} (−1: a < 0), of L_e⁻¹ (−1: not owned),
+//                  send of v_e (−1: not owned)
 //   backward unit  block e, n_couplings, q, slot of v_e, first send of x_e, its sends, then per
 //                  coupling: slot, slot of the survivor's x_s
 //   send           CTA rank | phase << 5 | slot << 11: where a vector goes and which phase reads it
@@ -1260,7 +1236,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 #define CL_KEY_OWN CL_MAX_SIZE
 #define CL_KEY_BAR (CL_MAX_SIZE + 1)
 #define CL_VEC_OFFSET (CL_KEYS_OFFSET + (CL_MAX_SIZE + 2) * 8)
-#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * LD * (int)sizeof(real))
+#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * 2 * LD * (int)sizeof(real))
 // A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
 __device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
 
@@ -1441,8 +1417,9 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         const unsigned at = smem_addr(&cl_keys[rank]);
         store_async(cluster_map(at, lane), cl_keys[CL_KEY_OWN], cluster_map(smem_addr(&cl_keys[CL_KEY_BAR]), lane));
     }
-    // This warp's product for its pair's other warp (forward units).
-    real* vu = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + LD * (warp < CL_WARPS ? warp : 0);
+    // This warp's vectors (forward units): z_e, and its product for its pair's other warp.
+    real* vz = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 2 * LD * (warp < CL_WARPS ? warp : 0);
+    real* vu = vz + LD;
 #define CL_VEC(slot, c) (vecs + ((long long)(slot) * m + (c)) * LD)
 #define CL_BLOCK(q) (ring + (long long)((q) % ring_slots) * BS)
     const int n_tail = n_phases / 2;
@@ -1465,26 +1442,30 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 const int* u = j < mine ? units + CL_UNIT * (u0 + j) : nullptr;
                 const int a = u ? u[0] : -1;
                 const bool busy = u != nullptr && g < u[1];
-                const int* e = busy ? u + 5 + 4 * g : nullptr;  // slot of y_e, W_{a,e}, M_e, send of v_e
+                const int* e = busy ? u + 5 + 4 * g : nullptr;  // slot of y_e, W_{a,e}, L_e⁻¹, send of v_e
                 const bool update = busy && e[1] >= 0, owner = busy && e[2] >= 0;
                 const bool combine = busy && g == 0 && a >= 0;
                 for (int c = 0; c < m; ++c) {
                     const real ya = combine ? CL_VEC(u[2], c)[lane] : real(0);
-                    real uv[2] = {0, 0};  // W_{a,e}·y_e, M_e·y_e
+                    real uz[2] = {0, 0};  // W_{a,e}·y_e, z_e = L_e⁻¹·y_e
                     if (busy) {
                         const real* ye = CL_VEC(e[0], c);
-                        if (update && owner) warp_matvecs<false, 2>({CL_BLOCK(e[1]), CL_BLOCK(e[2])}, {ye, ye}, uv, lane);
-                        else if (update) uv[0] = warp_matvec<false>(CL_BLOCK(e[1]), ye, lane);
-                        else if (owner) uv[1] = warp_matvec<false>(CL_BLOCK(e[2]), ye, lane);
-                        if (owner) send_vector(uv[1], e + 3, 1, c, m, vecs, bars, lane);
-                        if (update && g == 1) vu[lane] = uv[0];
+                        if (update && owner) warp_matvecs<false, 2>({CL_BLOCK(e[1]), CL_BLOCK(e[2])}, {ye, ye}, uz, lane);
+                        else if (update) uz[0] = warp_matvec<false>(CL_BLOCK(e[1]), ye, lane);
+                        else if (owner) uz[1] = warp_matvec<false>(CL_BLOCK(e[2]), ye, lane);
+                        if (update && g == 1) vu[lane] = uz[0];
+                        if (owner) vz[lane] = uz[1];
                     }
                     compute_warps_sync();
                     if (combine) {
-                        const real yn = ya - (u[1] > 1 ? uv[0] + vu[LD + lane] : uv[0]);  // (+ warp + 1's)
+                        const real yn = ya - (u[1] > 1 ? uz[0] + vu[2 * LD + lane] : uz[0]);  // (+ warp + 1's)
                         send_vector(yn, sends + u[3], u[4], c, m, vecs, bars, lane);
                     }
                     compute_warps_sync();  // (vu is read by the pair's other warp: reused only after)
+                    // v_e = L_e⁻ᵀ·z_e for e's backward phase, after y_a has gone: off the sweep's
+                    // critical path, which runs through the survivors.
+                    if (owner) send_vector(warp_matvec<true>(CL_BLOCK(e[2]), vz, lane), e + 3, 1, c, m, vecs, bars, lane);
+                    __syncwarp();  // (vz is rewritten by the next column)
                 }
             }
         } else {

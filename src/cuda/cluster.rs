@@ -60,7 +60,7 @@ pub(super) struct ClusterSolve {
 }
 
 /// What a CTA of the cluster solve holds in shared memory (kernels/small.cu: a barrier per phase,
-/// a vector per compute warp, its program, its vector slots, then the ring of staged blocks).
+/// two vectors per compute warp, its program, its vector slots, then the ring of staged blocks).
 pub(super) struct SharedLayout {
     /// The longest program (ints) and the most vector slots a CTA holds.
     pub(super) prog_ints: usize,
@@ -173,9 +173,9 @@ impl ClusterSolve {
 
 impl SharedLayout {
     /// Bytes of shared memory before the ring with `m` right-hand sides (kernels/small.cu: a
-    /// barrier per phase, the keys, a vector per compute warp, the program, the vector slots).
+    /// barrier per phase, the keys, two vectors per compute warp, the program, the vector slots).
     fn ring_offset(&self, m: usize) -> usize {
-        let prog = (CLUSTER_MAX_PHASES + CLUSTER_KEY_WORDS) * 8 + CLUSTER_WARPS * self.ld * self.elem_bytes;
+        let prog = (CLUSTER_MAX_PHASES + CLUSTER_KEY_WORDS) * 8 + CLUSTER_WARPS * 2 * self.ld * self.elem_bytes;
         let vecs = (prog + 4 * self.prog_ints).next_multiple_of(16);
         (vecs + self.vec_slots * m * self.ld * self.elem_bytes).next_multiple_of(128)
     }
@@ -231,12 +231,12 @@ struct ClusterPlan {
     vec_slots: usize,
     /// The blocks the programs read, which the factor's last kernel forms (kernels/small.cu
     /// `btchol_invert_small`): block k of the item's form is, for task (e, s) = tasks[2k..2k + 2],
-    /// M_e = L_e⁻ᵀL_e⁻¹ (s = −1) or W_s = X_s·L_e⁻¹ (s: a coupling slot solved with e).
+    /// L_e⁻¹ (s = −1) or W_s = X_s·L_e⁻¹ (s: a coupling slot solved with e).
     tasks: Vec<i32>,
 }
 
 /// The blocks of the cluster solve's form (`ClusterPlan::tasks`) of the tail `from..`: per
-/// elimination, M_e and then W_s for each of its couplings; and where each is.
+/// elimination, L_e⁻¹ and then W_s for each of its couplings; and where each is.
 struct ClusterForm {
     tasks: Vec<i32>,
     m_of: HashMap<i32, i32>,
@@ -262,7 +262,7 @@ impl ClusterForm {
     }
 }
 
-/// A right-hand-side vector of the tail: y_b of the forward substitution, or z_b (v_b = M_b·y_b
+/// A right-hand-side vector of the tail: y_b of the forward substitution, or z_b (v_b = L_b⁻ᵀL_b⁻¹·y_b
 /// from the forward sweep), which the backward substitution turns into the solution x_b in place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Vector {
@@ -296,7 +296,7 @@ struct Write {
 
 /// Compiles the programs of the tail `from..` on clusters of `size` CTAs: a level's records go
 /// round-robin to the ranks (record w to rank w mod size); a forward unit reads, per elimination,
-/// M_e where the record owns e and W_{a,e} where it updates a survivor a, in that order; a
+/// L_e⁻¹ where the record owns e and W_{a,e} where it updates a survivor a, in that order; a
 /// backward unit W_{s,e} for the couplings to every survivor s. Then the data flow: every read
 /// of a vector is supplied by the last write of it before (sent to the reader's rank, counted on
 /// its barrier of the reading phase) or, where there is none, loaded from global memory when the
@@ -517,7 +517,7 @@ mod tests {
     }
 
     /// The cluster solve's programs list, per rank and phase, exactly the blocks its records read,
-    /// at the list positions the kernel derives: M_e of each elimination the record owns and
+    /// at the list positions the kernel derives: L_e⁻¹ of each elimination the record owns and
     /// W_{a,e} of its coupling to the record's survivor (forward), W_{s,e} of the couplings to
     /// every survivor (backward); each record runs once, every block of the form is read; and the
     /// shape keeps the tail narrow and resident.
@@ -573,7 +573,7 @@ mod tests {
                                     assert_eq!(ue[3] >= 0, e[6] != 0, "N={nb}: the owner sends v_e");
                                     if ue[2] >= 0 {
                                         let t = task(at(ue[2], ph), &mut seen_t);
-                                        assert_eq!(t, (e[0], -1), "N={nb}: M of the elimination");
+                                        assert_eq!(t, (e[0], -1), "N={nb}: L⁻¹ of the elimination");
                                         listed += 1;
                                     }
                                     if r[0] >= 0 {
@@ -674,11 +674,11 @@ mod tests {
                 let tail_blocks: Vec<usize> =
                     (from..levels.len()).flat_map(|l| s.levels()[l].eliminations.iter().map(|e| e.block)).collect();
                 let programs: Vec<Program> = (0..size).map(|r| program(&plan, r, n_phases)).collect();
-                // The form's blocks as 1×1: M_e = L_e⁻ᵀL_e⁻¹, W_s = X_s·L_e⁻¹.
+                // The form's blocks as 1×1: L_e⁻¹, W_s = X_s·L_e⁻¹.
                 let form: Vec<f64> = plan
                     .tasks
                     .chunks(2)
-                    .map(|t| linv[t[0] as usize] * if t[1] < 0 { linv[t[0] as usize] } else { x[t[1] as usize] })
+                    .map(|t| linv[t[0] as usize] * if t[1] < 0 { 1.0 } else { x[t[1] as usize] })
                     .collect();
                 let block = |p: &Program, q: i32| form[p.list[2 * q as usize] as usize];
                 for slow in (0..size).map(Some).chain([None]) {
@@ -711,7 +711,8 @@ mod tests {
                                 for g in 0..u[1] as usize {
                                     let e = &u[5 + 4 * g..][..4];
                                     if e[2] >= 0 {
-                                        pushes.push((block(p, e[2]) * v[e[0] as usize], vec![e[3]]));
+                                        let z = block(p, e[2]) * v[e[0] as usize]; // (then v_e = L⁻ᵀz_e)
+                                        pushes.push((block(p, e[2]) * z, vec![e[3]]));
                                     }
                                     if a >= 0 {
                                         upd += block(p, e[1]) * v[e[0] as usize];

@@ -207,7 +207,7 @@ struct SmallPath<T> {
     /// triangles are written or read.
     linv: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
-    /// The cluster solve's form of the factor, `cluster.n_tasks` blocks per item (M_e and W_s,
+    /// The cluster solve's form of the factor, `cluster.n_tasks` blocks per item (L_e⁻¹ and W_s,
     /// cluster.rs `ClusterPlan::tasks`); written by `invert` too. One block where there is none.
     cform: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
@@ -877,7 +877,7 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Small path: queues L⁻¹ of every diagonal block, the factor's form the solve reads, and the
-    /// cluster solve's blocks M_e, W_s where the plan has one (one launch for all levels,
+    /// cluster solve's blocks L_e⁻¹, W_s where the plan has one (one launch for all levels,
     /// kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at N = 16384 for f64 n = 32
     /// on the H100, 5–8 % of the factor, which buys 15–37 % of every solve; per-level launches
     /// beside the next levels on a second stream measured slower,
