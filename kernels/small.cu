@@ -1236,8 +1236,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 #define CL_KEY_OWN CL_MAX_SIZE
 #define CL_KEY_BAR (CL_MAX_SIZE + 1)
 #define CL_VEC_OFFSET (CL_KEYS_OFFSET + (CL_MAX_SIZE + 2) * 8)
-#define CL_WARP_VECS 3  // vectors per compute warp (src/cuda/cluster.rs SharedLayout::ring_offset)
-#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * CL_WARP_VECS * LD * (int)sizeof(real))
+#define CL_PROG_OFFSET (CL_VEC_OFFSET + CL_WARPS * 2 * LD * (int)sizeof(real))
 // A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
 __device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
 
@@ -1418,11 +1417,9 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         const unsigned at = smem_addr(&cl_keys[rank]);
         store_async(cluster_map(at, lane), cl_keys[CL_KEY_OWN], cluster_map(smem_addr(&cl_keys[CL_KEY_BAR]), lane));
     }
-    // Per compute warp (forward units): z_e twice (by the parity of the warp's iteration, so that
-    // a helper may read one while the next is written), then its product for its pair's other warp.
-    real* const warp_vecs = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET);
-    real* vu = warp_vecs + CL_WARP_VECS * LD * (warp < CL_WARPS ? warp : 0) + 2 * LD;
-    int iteration = 0;  // (forward rounds × columns so far: the same count in every compute warp)
+    // This warp's vectors (forward units): z_e, and its product for its pair's other warp.
+    real* vz = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 2 * LD * (warp < CL_WARPS ? warp : 0);
+    real* vu = vz + LD;
 #define CL_VEC(slot, c) (vecs + ((long long)(slot) * m + (c)) * LD)
 #define CL_BLOCK(q) (ring + (long long)((q) % ring_slots) * BS)
     const int n_tail = n_phases / 2;
@@ -1440,25 +1437,18 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         } else if (ph < n_tail) {
             if (mine > 0) mbar_wait(&bars[ph], 0);
             const int rounds = (mine + CL_PAIRS - 1) / CL_PAIRS;
-            // Where the phase's units take at most half the pairs, each idle warp helps the warp
-            // half a CTA below it: it forms that warp's v_e = L_e⁻ᵀ·z_e, so that the warps on the
-            // survivors' chain go on to the next phase one product earlier.
-            const bool helped = rounds == 1 && mine <= CL_PAIRS / 2;
-            const bool helper = helped && warp >= CL_WARPS / 2;
-            const int served = helper ? warp - CL_WARPS / 2 : warp;  // (the warp whose unit this is)
             for (int rd = 0; rd < rounds; ++rd) {
-                const int j = rd * CL_PAIRS + (served >> 1), g = served & 1;
+                const int j = rd * CL_PAIRS + (warp >> 1), g = warp & 1;
                 const int* u = j < mine ? units + CL_UNIT * (u0 + j) : nullptr;
                 const int a = u ? u[0] : -1;
                 const bool busy = u != nullptr && g < u[1];
                 const int* e = busy ? u + 5 + 4 * g : nullptr;  // slot of y_e, W_{a,e}, L_e⁻¹, send of v_e
-                const bool update = busy && !helper && e[1] >= 0, owner = busy && e[2] >= 0;
-                const bool combine = update && g == 0 && a >= 0;
-                for (int c = 0; c < m; ++c, ++iteration) {
-                    real* vz = warp_vecs + CL_WARP_VECS * LD * served + (iteration & 1) * LD;
+                const bool update = busy && e[1] >= 0, owner = busy && e[2] >= 0;
+                const bool combine = busy && g == 0 && a >= 0;
+                for (int c = 0; c < m; ++c) {
                     const real ya = combine ? CL_VEC(u[2], c)[lane] : real(0);
                     real uz[2] = {0, 0};  // W_{a,e}·y_e, z_e = L_e⁻¹·y_e
-                    if (busy && !helper) {
+                    if (busy) {
                         const real* ye = CL_VEC(e[0], c);
                         if (update && owner) warp_matvecs<false, 2>({CL_BLOCK(e[1]), CL_BLOCK(e[2])}, {ye, ye}, uz, lane);
                         else if (update) uz[0] = warp_matvec<false>(CL_BLOCK(e[1]), ye, lane);
@@ -1468,15 +1458,14 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                     }
                     compute_warps_sync();
                     if (combine) {
-                        const real yn = ya - (u[1] > 1 ? uz[0] + vu[CL_WARP_VECS * LD + lane] : uz[0]);  // (+ warp + 1's)
+                        const real yn = ya - (u[1] > 1 ? uz[0] + vu[2 * LD + lane] : uz[0]);  // (+ warp + 1's)
                         send_vector(yn, sends + u[3], u[4], c, m, vecs, bars, lane);
                     }
                     compute_warps_sync();  // (vu is read by the pair's other warp: reused only after)
                     // v_e = L_e⁻ᵀ·z_e for e's backward phase, after y_a has gone: off the sweep's
-                    // critical path, which runs through the survivors. (vz of this parity is
-                    // written again two iterations on, after a barrier that its reader has met.)
-                    if (owner && helper == helped)
-                        send_vector(warp_matvec<true>(CL_BLOCK(e[2]), vz, lane), e + 3, 1, c, m, vecs, bars, lane);
+                    // critical path, which runs through the survivors.
+                    if (owner) send_vector(warp_matvec<true>(CL_BLOCK(e[2]), vz, lane), e + 3, 1, c, m, vecs, bars, lane);
+                    __syncwarp();  // (vz is rewritten by the next column)
                 }
             }
         } else {

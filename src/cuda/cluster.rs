@@ -40,8 +40,6 @@ pub(super) const CLUSTER_MAX_NRHS: usize = 8;
 /// Words after the phase barriers for the fused solve's non-finite keys (kernels/small.cu
 /// `CL_KEYS_OFFSET`): one from each rank, the CTA's own, their barrier.
 const CLUSTER_KEY_WORDS: usize = CLUSTER_MAX_SIZE + 2;
-/// Vectors per compute warp (kernels/small.cu `CL_WARP_VECS`).
-const CLUSTER_WARP_VECS: usize = 3;
 /// Ints per unit of a cluster-solve program (kernels/small.cu `CL_UNIT`).
 const CLUSTER_UNIT: usize = 13;
 
@@ -62,7 +60,7 @@ pub(super) struct ClusterSolve {
 }
 
 /// What a CTA of the cluster solve holds in shared memory (kernels/small.cu: a barrier per phase,
-/// three vectors per compute warp, its program, its vector slots, then the ring of staged blocks).
+/// two vectors per compute warp, its program, its vector slots, then the ring of staged blocks).
 pub(super) struct SharedLayout {
     /// The longest program (ints) and the most vector slots a CTA holds.
     pub(super) prog_ints: usize,
@@ -175,9 +173,9 @@ impl ClusterSolve {
 
 impl SharedLayout {
     /// Bytes of shared memory before the ring with `m` right-hand sides (kernels/small.cu: a
-    /// barrier per phase, the keys, three vectors per compute warp, the program, the vector slots).
+    /// barrier per phase, the keys, two vectors per compute warp, the program, the vector slots).
     fn ring_offset(&self, m: usize) -> usize {
-        let prog = (CLUSTER_MAX_PHASES + CLUSTER_KEY_WORDS) * 8 + CLUSTER_WARPS * CLUSTER_WARP_VECS * self.ld * self.elem_bytes;
+        let prog = (CLUSTER_MAX_PHASES + CLUSTER_KEY_WORDS) * 8 + CLUSTER_WARPS * 2 * self.ld * self.elem_bytes;
         let vecs = (prog + 4 * self.prog_ints).next_multiple_of(16);
         (vecs + self.vec_slots * m * self.ld * self.elem_bytes).next_multiple_of(128)
     }
