@@ -967,19 +967,21 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
     const unsigned long long* fail, unsigned long long* report, const real* xslots, long long item_slots,
     const int* tasks, int n_tasks, real* cform) {
-    wait_for_previous_kernel();
     __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L (or P·Lᵀ·P), then L⁻¹; column-major, zero-padded
     __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const long long w = (long long)blockIdx.x * INV_WARPS + warp;
     const long long inverses = (long long)batch * n_blocks;
-    // Warps past the inverses take the cluster solve's tasks.
+    // Warps past the inverses take the cluster solve's tasks, read before the wait for the
+    // previous kernel (no kernel writes them), so that their latency is not on the factor's path.
     const bool task = w >= inverses;
-    if (task && w - inverses >= (long long)batch * n_tasks) return;  // (the last CTA's spare warps)
-    const int item = task ? (int)((w - inverses) / n_tasks) : (int)(w / n_blocks);
-    const int k = task ? (int)((w - inverses) % n_tasks) : 0;
-    const int blk = task ? tasks[2 * k] : (int)(w % n_blocks);
-    const int slot = task ? tasks[2 * k + 1] : -1;
+    const bool spare = task && w - inverses >= (long long)batch * n_tasks;  // (the last CTA's spare warps)
+    const int item = task ? (spare ? batch : (int)((w - inverses) / n_tasks)) : (int)(w / n_blocks);
+    const int k = task && !spare ? (int)((w - inverses) % n_tasks) : 0;
+    const int blk = task ? (spare ? 0 : tasks[2 * k]) : (int)(w % n_blocks);
+    const int slot = task && !spare ? tasks[2 * k + 1] : -1;
+    wait_for_previous_kernel();
+    if (spare) return;
     if (!task && blk == 0 && lane == 0) report[item] = fail[item];
     if (fail[item] != NO_FAILURE) return;
     real* sb = s_blk[warp];
