@@ -954,10 +954,10 @@ __device__ __forceinline__ void substitute_window(real (&x)[LD], const real* L, 
 }
 
 // The factor's last kernel: L⁻¹ of every diagonal block (lane j solves L·x = e_j), and for the
-// cluster solve (btchol_solve_cluster_small) the blocks it reads instead, so that its phases are
-// one product deep: per task k of `tasks` (block e, slot s; src/cuda/cluster.rs ClusterForm)
-// into block k of the item's `cform`, L_e⁻¹ again (s < 0) or W_s = X_s·L_e⁻¹, the coupling
-// solved with e (s ≥ 0). A W task's lane i solves w·L_e = x for row i of X_s, i.e. Lᵀwᵀ = xᵀ:
+// cluster solve (btchol_solve_cluster_small) the blocks it reads beside L⁻¹, so that the
+// survivors' chain is one product per phase: per task k of `tasks` (block e, slot s;
+// src/cuda/cluster.rs ClusterForm) into block k of the item's `cform`, W_s = X_s·L_e⁻¹ for the
+// coupling s solved with e. A task's lane i solves w·L_e = x for row i of X_s, i.e. Lᵀwᵀ = xᵀ:
 // a backward substitution, run forward on P·Lᵀ·P (substitute_window), one substitution deep like
 // the inverse itself. (L⁻¹ first and a product after took the kernel from 6.7 to 13.5 µs at
 // f64 n = 32, N = 64 on the H100.) Each task is a warp of its own, side by side with the inverses.
@@ -1012,7 +1012,7 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
 #pragma unroll
         for (int t = 0; t < LD; ++t) sb[window_row(t) + lane * INV_SLD] = x[t];
     __syncwarp();
-    real* out = task ? cform + ((long long)item * n_tasks + k) * BS : linv + item * item_diag + (long long)blk * BS;
+    real* out = linv + item * item_diag + (long long)blk * BS;
 #pragma unroll
     for (int p = 0; p < INV_PER_LANE; ++p) {
         const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
@@ -1209,8 +1209,8 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 // plan[plan[r]] .. plan[plan[r + 1]],
 //   [units' start per phase, and the end][first list index per phase, and the end]
 //   [vectors received per phase (each m columns of LD elements)][n_init][n_init × (slot, block):
-//    vectors loaded from y at the start][the blocks it reads in order of use: (block of cform,
-//    phase)][units, CL_UNIT ints each][sends]
+//    vectors loaded from y at the start][the blocks it reads in order of use: (code, phase),
+//    code ≥ 0 block W of cform, −1 − e L_e⁻¹][units, CL_UNIT ints each][sends]
 //   forward unit   a, n_elim, slot of y_a, first send of y_a, its sends, then per elimination:
 //                  slot of y_e, list index of W_{a,e} (−1: a < 0), of L_e⁻¹ (−1: not owned),
 //                  send of v_e (−1: not owned)
@@ -1312,9 +1312,10 @@ __device__ __forceinline__ void send_vector(real v, const int* sends, int count,
 // keys[item] (page-locked host memory: the host reads it without a copy). y may be z (the caller
 // solves in place): every load precedes the cluster barrier at the start, every store follows it.
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
-    const real* cform, long long item_cform, const real* y, long long y_rs, long long y_cs, long long y_item, real* z,
-    long long z_rs, long long z_cs, long long z_item, const int* plan, int n_phases, int prog_ints, int vec_slots,
-    int ring_slots, int n, int m, const unsigned long long* fail, int stage_early, unsigned long long* keys) {
+    const real* linv, long long item_diag, const real* cform, long long item_cform, const real* y, long long y_rs,
+    long long y_cs, long long y_item, real* z, long long z_rs, long long z_cs, long long z_item, const int* plan,
+    int n_phases, int prog_ints, int vec_slots, int ring_slots, int n, int m, const unsigned long long* fail,
+    int stage_early, unsigned long long* keys) {
 #if __CUDA_ARCH__ >= 900 && LD == 32  // (one lane per row: the host plans clusters for LD = 32 only)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem_raw);  // one per phase
@@ -1369,6 +1370,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         }
     };
     const real* cform_item = cform + item * item_cform;
+    const real* linv_item = linv + item * item_diag;
     // The producer (warp CL_WARPS, lane 0) stages the blocks of phases ph .. ph + CL_LOOKAHEAD − 1
     // that fit the ring into it and arrives on the barrier of every phase whose blocks are then
     // all on their way, so that a phase waits for its data only. (Everything at once measured
@@ -1382,7 +1384,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         if (issued >= ring_slots) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         for (; issued < n_stage && issued < window_end; ++issued) {
             const int code = stage[2 * issued], p = stage[2 * issued + 1];
-            const real* src = cform_item + (long long)code * BS;
+            const real* src = code >= 0 ? cform_item + (long long)code * BS : linv_item + (long long)(-1 - code) * BS;
             mbar_expect_tx(&bars[p], (unsigned)(BS * sizeof(real)));
             bulk_copy_to_shared(ring + (long long)(issued % ring_slots) * BS, src, (unsigned)(BS * sizeof(real)), &bars[p]);
         }

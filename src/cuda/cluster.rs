@@ -229,28 +229,25 @@ struct ClusterPlan {
     widest: usize,
     prog_ints: usize,
     vec_slots: usize,
-    /// The blocks the programs read, which the factor's last kernel forms (kernels/small.cu
-    /// `btchol_invert_small`): block k of the item's form is, for task (e, s) = tasks[2k..2k + 2],
-    /// L_e⁻¹ (s = −1) or W_s = X_s·L_e⁻¹ (s: a coupling slot solved with e).
+    /// The blocks the programs read beside L⁻¹, which the factor's last kernel forms
+    /// (kernels/small.cu `btchol_invert_small`): block k of the item's form is, for task
+    /// (e, s) = tasks[2k..2k + 2], W_s = X_s·L_e⁻¹ (s: a coupling slot solved with e).
     tasks: Vec<i32>,
 }
 
-/// The blocks of the cluster solve's form (`ClusterPlan::tasks`) of the tail `from..`: per
-/// elimination, L_e⁻¹ and then W_s for each of its couplings; and where each is.
+/// The blocks of the cluster solve's form (`ClusterPlan::tasks`) of the tail `from..`: W_s for
+/// each coupling of each elimination; and where each is.
 struct ClusterForm {
     tasks: Vec<i32>,
-    m_of: HashMap<i32, i32>,
     w_of: HashMap<i32, i32>,
 }
 
 impl ClusterForm {
     fn new(erecs: &[i32], levels: &[LevelRecords], from: usize) -> ClusterForm {
-        let mut form = ClusterForm { tasks: Vec::new(), m_of: HashMap::new(), w_of: HashMap::new() };
+        let mut form = ClusterForm { tasks: Vec::new(), w_of: HashMap::new() };
         for lr in &levels[from..] {
             for w in 0..lr.n_elim {
                 let r = &erecs[(lr.elim_offset + w) * REC..][..REC];
-                form.m_of.insert(r[0], (form.tasks.len() / 2) as i32);
-                form.tasks.extend_from_slice(&[r[0], -1]);
                 for cc in 0..r[7] as usize {
                     let slot = r[1 + 2 * cc];
                     form.w_of.insert(slot, (form.tasks.len() / 2) as i32);
@@ -352,7 +349,7 @@ fn cluster_solve_plan(
                     reads[ph].push((rank, Vector::Y(e[0])));
                     if e[6] != 0 {
                         u.ints[at + 2] = (list[rank].len() / 2) as i32;
-                        list[rank].extend_from_slice(&[form.m_of[&e[0]], p]);
+                        list[rank].extend_from_slice(&[-1 - e[0], p]);
                         write(rank, k, at + 3, false, Vector::Z(e[0]));
                     }
                     if a >= 0 {
@@ -572,8 +569,7 @@ mod tests {
                                     assert_eq!(ue[2] >= 0, e[6] != 0, "N={nb}: the owner forms v_e");
                                     assert_eq!(ue[3] >= 0, e[6] != 0, "N={nb}: the owner sends v_e");
                                     if ue[2] >= 0 {
-                                        let t = task(at(ue[2], ph), &mut seen_t);
-                                        assert_eq!(t, (e[0], -1), "N={nb}: L⁻¹ of the elimination");
+                                        assert_eq!(at(ue[2], ph), -1 - e[0], "N={nb}: L⁻¹ of the elimination");
                                         listed += 1;
                                     }
                                     if r[0] >= 0 {
@@ -674,13 +670,12 @@ mod tests {
                 let tail_blocks: Vec<usize> =
                     (from..levels.len()).flat_map(|l| s.levels()[l].eliminations.iter().map(|e| e.block)).collect();
                 let programs: Vec<Program> = (0..size).map(|r| program(&plan, r, n_phases)).collect();
-                // The form's blocks as 1×1: L_e⁻¹, W_s = X_s·L_e⁻¹.
-                let form: Vec<f64> = plan
-                    .tasks
-                    .chunks(2)
-                    .map(|t| linv[t[0] as usize] * if t[1] < 0 { 1.0 } else { x[t[1] as usize] })
-                    .collect();
-                let block = |p: &Program, q: i32| form[p.list[2 * q as usize] as usize];
+                // The blocks as 1×1: the form's W_s = X_s·L_e⁻¹, and L_e⁻¹.
+                let form: Vec<f64> = plan.tasks.chunks(2).map(|t| linv[t[0] as usize] * x[t[1] as usize]).collect();
+                let block = |p: &Program, q: i32| match p.list[2 * q as usize] {
+                    code if code >= 0 => form[code as usize],
+                    code => linv[(-1 - code) as usize],
+                };
                 for slow in (0..size).map(Some).chain([None]) {
                     let mut vecs = vec![vec![f64::NAN; plan.vec_slots]; size];
                     let mut next = vec![0usize; size];

@@ -207,7 +207,7 @@ struct SmallPath<T> {
     /// triangles are written or read.
     linv: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
-    /// The cluster solve's form of the factor, `cluster.n_tasks` blocks per item (L_e⁻¹ and W_s,
+    /// The cluster solve's form of the factor, `cluster.n_tasks` blocks per item (W_s,
     /// cluster.rs `ClusterPlan::tasks`); written by `invert` too. One block where there is none.
     cform: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
@@ -877,7 +877,7 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Small path: queues L⁻¹ of every diagonal block, the factor's form the solve reads, and the
-    /// cluster solve's blocks L_e⁻¹, W_s where the plan has one (one launch for all levels,
+    /// cluster solve's blocks W_s where the plan has one (one launch for all levels,
     /// kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at N = 16384 for f64 n = 32
     /// on the H100, 5–8 % of the factor, which buys 15–37 % of every solve; per-level launches
     /// beside the next levels on a second stream measured slower,
@@ -1144,14 +1144,17 @@ impl<T: Scalar> CudaEngine<T> {
     ) -> Result<()> {
         let Some(sp) = &self.small else { unreachable!("a cluster solve belongs to the small-block path") };
         let d = self.dims;
-        let (n, mm) = (d.block_size as i32, m as i32);
-        let (cform, item_cform, fail) = (sp.cform.ptr, (cl.n_tasks * self.spec.ld * self.spec.ld) as i64, self.fail.ptr);
+        let (n, mm, item_d) = (d.block_size as i32, m as i32, self.item_extents().0);
+        let (linv, cform, fail) = (sp.linv.ptr, sp.cform.ptr, self.fail.ptr);
+        let item_cform = (cl.n_tasks * self.spec.ld * self.spec.ld) as i64;
         let ((y, (y_rs, y_cs, y_item)), (z, (z_rs, z_cs, z_item))) = (src, dst);
         let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
         let (prog_ints, vec_slots, ring) =
             (cl.layout.prog_ints as i32, cl.layout.vec_slots as i32, cfg.ring_slots as i32);
         let stage_early = !after_writer as i32;
         let mut a = args![
+            linv,
+            item_d,
             cform,
             item_cform,
             y,
