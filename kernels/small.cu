@@ -918,20 +918,22 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
         invert_window_chunks<C + 1>(x, sb, rdiag);
     }
 }
-// Row of the lane's column that slot t of invert_window_chunks' x holds at the end: row C·c + i
-// ends in slot LD − C·(c + 1) + i.
-__device__ constexpr int window_row(int t) {
-    return (LD - 1 - t) / INV_CHUNK * INV_CHUNK + t - (LD - INV_CHUNK * ((LD - 1 - t) / INV_CHUNK + 1));
-}
-
-// Forward substitution T·x = b in each lane's registers (x holds b, then the solution in
-// window_row's slots) with T = L, or with REVERSED T = P·Lᵀ·P (P reverses the order of rows,
-// T(a, b) = L(LD−1−b, LD−1−a), again lower triangular), for the factor block at L in global
-// memory: T goes to the warp's shared buffer sb (column-major, leading dimension INV_SLD, zero
-// above the diagonal, the identity where L is padding) and 1/diag(T) to rdiag.
-template <bool REVERSED>
-__device__ __forceinline__ void substitute_window(real (&x)[LD], const real* L, real* sb, real* rdiag, int n,
-                                                  int lane) {
+// The factor's last kernel: it also reports each item's failure key in `report`, page-locked host
+// memory, so that the host reads the status after its wait with no copy.
+extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
+    const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
+    const unsigned long long* fail, unsigned long long* report) {
+    wait_for_previous_kernel();
+    __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L, then L⁻¹; column-major, zero-padded
+    __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long long w = (long long)blockIdx.x * INV_WARPS + warp;
+    const int item = (int)(w / n_blocks), blk = (int)(w % n_blocks);
+    if (item < batch && blk == 0 && lane == 0) report[item] = fail[item];
+    if (item >= batch || fail[item] != NO_FAILURE) return;
+    const real* L = fact + item * item_diag + (long long)blk * BS;
+    real* out = linv + item * item_diag + (long long)blk * BS;
+    real* sb = s_blk[warp];
     // L's lower triangle, extended by the identity past n (rows and columns ≥ n are then inert).
     real v[INV_PER_LANE];
 #pragma unroll
@@ -942,77 +944,28 @@ __device__ __forceinline__ void substitute_window(real (&x)[LD], const real* L, 
 #pragma unroll
     for (int p = 0; p < INV_PER_LANE; ++p) {
         const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-        if (idx < LD * LD) sb[REVERSED ? (LD - 1 - j) + (LD - 1 - i) * INV_SLD : i + j * INV_SLD] = v[p];
+        if (idx < LD * LD) sb[i + j * INV_SLD] = v[p];
     }
     constexpr int pad_rows = INV_SLD - LD, pads = LD * pad_rows + INV_BUF - LD * INV_SLD;
     for (int c = lane; c < pads; c += 32)
         sb[c < LD * pad_rows ? LD + c % pad_rows + c / pad_rows * INV_SLD : LD * INV_SLD + c - LD * pad_rows] = real(0);
     __syncwarp();
-    if (lane < LD) rdiag[lane] = real(1) / sb[lane + lane * INV_SLD];
+    if (lane < LD) s_rdiag[warp][lane] = real(1) / sb[lane + lane * INV_SLD];
     __syncwarp();
-    invert_window_chunks<0>(x, sb, rdiag);
-}
-
-// The factor's last kernel: L⁻¹ of every diagonal block (lane j solves L·x = e_j), and for the
-// cluster solve (btchol_solve_cluster_small) the blocks it reads beside L⁻¹, so that the
-// survivors' chain is one product per phase: per task k of `tasks` (block e, slot s;
-// src/cuda/cluster.rs ClusterForm) into block k of the item's `cform`, W_s = X_s·L_e⁻¹ for the
-// coupling s solved with e. A task's lane i solves w·L_e = x for row i of X_s, i.e. Lᵀwᵀ = xᵀ:
-// a backward substitution, run forward on P·Lᵀ·P (substitute_window), one substitution deep like
-// the inverse itself. (L⁻¹ first and a product after took the kernel from 6.7 to 13.5 µs at
-// f64 n = 32, N = 64 on the H100.) Each task is a warp of its own, side by side with the inverses.
-// The kernel also reports each item's failure key in `report`, page-locked host memory, so that
-// the host reads the status after its wait with no copy.
-extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
-    const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
-    const unsigned long long* fail, unsigned long long* report, const real* xslots, long long item_slots,
-    const int* tasks, int n_tasks, real* cform) {
-    __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L (or P·Lᵀ·P), then L⁻¹; column-major, zero-padded
-    __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const long long w = (long long)blockIdx.x * INV_WARPS + warp;
-    const long long inverses = (long long)batch * n_blocks;
-    // Warps past the inverses take the cluster solve's tasks, read before the wait for the
-    // previous kernel (no kernel writes them), so that their latency is not on the factor's path.
-    const bool task = w >= inverses;
-    const bool spare = task && w - inverses >= (long long)batch * n_tasks;  // (the last CTA's spare warps)
-    const int item = task ? (spare ? batch : (int)((w - inverses) / n_tasks)) : (int)(w / n_blocks);
-    const int k = task && !spare ? (int)((w - inverses) % n_tasks) : 0;
-    const int blk = task ? (spare ? 0 : tasks[2 * k]) : (int)(w % n_blocks);
-    const int slot = task && !spare ? tasks[2 * k + 1] : -1;
-    wait_for_previous_kernel();
-    if (spare) return;
-    if (!task && blk == 0 && lane == 0) report[item] = fail[item];
-    if (fail[item] != NO_FAILURE) return;
-    real* sb = s_blk[warp];
-    const real* L = fact + item * item_diag + (long long)blk * BS;
     real x[LD];
-    if (slot >= 0) {
-        // Lane i: row i of X_s, reversed (P·x), zero past n.
-        const real* X = xslots + item * item_slots + (long long)slot * BS;
-#pragma unroll
-        for (int t = 0; t < LD; ++t) x[t] = lane < n && LD - 1 - t < n ? X[lane + (LD - 1 - t) * LD] : real(0);
-        substitute_window<true>(x, L, sb, s_rdiag[warp], n, lane);
-        // w_j sits in the slot of row LD − 1 − j.
-        real* dst = cform + ((long long)item * n_tasks + k) * BS;
-        if (lane < LD)
-#pragma unroll
-            for (int t = 0; t < LD; ++t) {
-                const int j = LD - 1 - window_row(t);
-                dst[lane + j * LD] = lane < n && j < n ? x[t] : real(0);
-            }
-        return;
-    }
 #pragma unroll
     for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
-    substitute_window<false>(x, L, sb, s_rdiag[warp], n, lane);
-    // Through shared memory (every lane is done with L) so that the stores are coalesced.
+    invert_window_chunks<0>(x, sb, s_rdiag[warp]);
+    // Row C·c + i ended in slot LD − C·(c + 1) + i; through shared memory (every lane is done with
+    // L) so that the stores are coalesced.
     __syncwarp();
     if (lane < LD)
 #pragma unroll
-        for (int t = 0; t < LD; ++t) sb[window_row(t) + lane * INV_SLD] = x[t];
+        for (int t = 0; t < LD; ++t) {
+            const int c = (LD - 1 - t) / INV_CHUNK, row = c * INV_CHUNK + t - (LD - INV_CHUNK * (c + 1));
+            sb[row + lane * INV_SLD] = x[t];
+        }
     __syncwarp();
-    real* out = linv + item * item_diag + (long long)blk * BS;
 #pragma unroll
     for (int p = 0; p < INV_PER_LANE; ++p) {
         const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
@@ -1183,15 +1136,8 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 // The deep levels of a solve in one launch on a thread-block cluster per item (sm_90): the forward
 // levels of the tail in order, then their backward levels in reverse, one phase each. A level's
 // records are dealt round-robin to the cluster's CTAs; in a CTA a forward record takes two warps
-// (one per elimination, u_e = W_{a,e}·y_e, then y_a −= u_0 + u_1 after a barrier of the compute
-// warps; the elimination's owner also z_e = L_e⁻¹·y_e beside u_e and, once y_a has gone,
-// v_e = L_e⁻ᵀ·z_e) and a backward record one warp (x_e = v_e − Σ_s W_{s,e}ᵀ·x_s, its products
-// side by side). W_{s,e} = X_{s,e}·L_e⁻¹ comes from the factor's last kernel
-// (btchol_invert_small, the plan's `cform`): the substitution x_e = L_e⁻ᵀ(L_e⁻¹y_e − Σ_s
-// X_{s,e}ᵀx_s) regrouped so that the survivors' chain, the sweep's critical path, is one product
-// per phase (a product of one warp is ~400 cycles of latency, bench/micro/matvec.cu; a phase
-// was two or three of them). Forming W rounds as applying X and L⁻¹ in turn does
-// (|fl(AB) − AB| ≤ γ|A||B|), so the solve's backward error is of the same order.
+// (one per elimination, z_e = L_e⁻¹·y_e and u_e = X_{a,e}·z_e, then y_a −= u_0 + u_1 after a
+// barrier of the compute warps) and a backward record one warp (x_e = L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s)).
 //
 // No cluster-wide barrier between phases: the right-hand sides live in the CTAs' shared memory,
 // and a vector is pushed, as soon as it is computed, into the shared memory of each CTA that
@@ -1210,15 +1156,13 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 //   [units' start per phase, and the end][first list index per phase, and the end]
 //   [vectors received per phase (each m columns of LD elements)][n_init][n_init × (slot, block):
 //    vectors loaded from y at the start][the blocks it reads in order of use: (code, phase),
-//    code ≥ 0 block W of cform, −1 − e L_e⁻¹][units, CL_UNIT ints each][sends]
+//    code ≥ 0 a diagonal block of L⁻¹, −1 − s coupling slot s][units, CL_UNIT ints each][sends]
 //   forward unit   a, n_elim, slot of y_a, first send of y_a, its sends, then per elimination:
-//                  slot of y_e, list index of W_{a,e} (−1: a < 0), of L_e⁻¹ (−1: not owned),
-//                  send of v_e (−1: not owned)
-//   backward unit  block e, n_couplings, q, slot of v_e, first send of x_e, its sends, then per
+//                  slot of y_e, coupling slot to a (−1: a < 0), q, send of z_e (−1: not owned)
+//   backward unit  block e, n_couplings, q, slot of z_e, first send of x_e, its sends, then per
 //                  coupling: slot, slot of the survivor's x_s
 //   send           CTA rank | phase << 5 | slot << 11: where a vector goes and which phase reads it
-// where q is the list index of the unit's first coupling block W_{s,e}; the others follow. (The
-// vector slots name v_e and x_e z_e: x_e replaces v_e in place.)
+// where q is the list index of the unit's (elimination's) first block; its couplings follow.
 // Block q sits in ring slot q mod K and is copied once every block of a phase before q − K's has
 // been used (the host sizes the tail so that no CTA reads more than K blocks in one phase). A
 // vector slot s holds m columns of LD elements (rows past n zero) at vecs + s·m·LD.
@@ -1242,45 +1186,33 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 // A barrier of the compute warps only (named barrier 1: the producer warp never joins it).
 __device__ __forceinline__ void compute_warps_sync() { asm volatile("bar.sync 1, %0;" ::"n"(SNT) : "memory"); }
 
-// out[p] = (A_p·v_p)_lane, or (A_pᵀ·v_p)_lane with TRANS, for P products side by side (their
-// chains in flight together: about one product's latency), each LD×LD block A_p column-major and
-// LD-vector v_p in shared memory, LD = 32 (a lane per row). No element is tested: the blocks the
-// cluster solve reads are zero outside their n×n part (btchol_invert_small writes the zeros), the
-// vectors beyond n, so rows beyond n come out zero. A row is read down the block with immediate
-// offsets, v two elements per (broadcast) load; a column is read in XOR order (lane i reads
-// element t ^ i at step t) so that the warp's lanes hit distinct banks. Four partial sums per
-// product shorten the FMA chain.
-template <bool TRANS, int P>
-__device__ __forceinline__ void warp_matvecs(const real* const (&A)[P], const real* const (&v)[P], real (&out)[P],
-                                             int lane) {
-    real s[P][4] = {};
-    if (!TRANS) {
-#pragma unroll
-        for (int k = 0; k < LD; k += 2)
-#pragma unroll
-            for (int p = 0; p < P; ++p) {
-                const real* a = A[p] + lane;
-                const real2 vk = *reinterpret_cast<const real2*>(v[p] + k);
-                s[p][k & 3] = fma(a[k * LD], vk.x, s[p][k & 3]);
-                s[p][(k + 1) & 3] = fma(a[(k + 1) * LD], vk.y, s[p][(k + 1) & 3]);
-            }
-    } else {
-#pragma unroll
-        for (int t = 0; t < LD; ++t)
-#pragma unroll
-            for (int p = 0; p < P; ++p) {
-                const int k = t ^ lane;
-                s[p][t & 3] = fma(A[p][lane * LD + k], v[p][k], s[p][t & 3]);
-            }
-    }
-#pragma unroll
-    for (int p = 0; p < P; ++p) out[p] = (s[p][0] + s[p][1]) + (s[p][2] + s[p][3]);
-}
+// (A·v)_lane, or (Aᵀ·v)_lane with TRANS, for the LD×LD column-major block A and the LD-vector v,
+// both in shared memory, LD = 32 (a lane per row). No element is tested: the factor's blocks are
+// zero outside their n×n part and L⁻¹ above its diagonal (btchol_invert_small writes the zeros),
+// the vectors beyond n, so rows beyond n come out zero. A row is read down the block with
+// immediate offsets, v two elements per (broadcast) load; a column is read in XOR order (lane i
+// reads element t ^ i at step t) so that the warp's lanes hit distinct banks. Four partial sums
+// shorten the FMA chain.
 template <bool TRANS>
 __device__ __forceinline__ real warp_matvec(const real* A, const real* v, int lane) {
-    real out[1];
-    warp_matvecs<TRANS, 1>({A}, {v}, out, lane);
-    return out[0];
+    real s[4] = {0, 0, 0, 0};
+    if (!TRANS) {
+        const real* a = A + lane;
+#pragma unroll
+        for (int k = 0; k < LD; k += 2) {
+            const real2 vk = *reinterpret_cast<const real2*>(v + k);
+            s[k & 3] = fma(a[k * LD], vk.x, s[k & 3]);
+            s[(k + 1) & 3] = fma(a[(k + 1) * LD], vk.y, s[(k + 1) & 3]);
+        }
+    } else {
+        const real* a = A + lane * LD;
+#pragma unroll
+        for (int t = 0; t < LD; ++t) {
+            const int k = t ^ lane;
+            s[t & 3] = fma(a[k], v[k], s[t & 3]);
+        }
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 #if __CUDA_ARCH__ >= 900 && LD == 32
@@ -1312,9 +1244,9 @@ __device__ __forceinline__ void send_vector(real v, const int* sends, int count,
 // keys[item] (page-locked host memory: the host reads it without a copy). y may be z (the caller
 // solves in place): every load precedes the cluster barrier at the start, every store follows it.
 extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster_small(
-    const real* linv, long long item_diag, const real* cform, long long item_cform, const real* y, long long y_rs,
-    long long y_cs, long long y_item, real* z, long long z_rs, long long z_cs, long long z_item, const int* plan,
-    int n_phases, int prog_ints, int vec_slots, int ring_slots, int n, int m, const unsigned long long* fail,
+    const real* linv, const real* xslots, const real* y, long long y_rs, long long y_cs, long long y_item, real* z,
+    long long z_rs, long long z_cs, long long z_item, const int* plan, int n_phases, int prog_ints, int vec_slots,
+    int ring_slots, int n, int m, long long item_diag, long long item_slots, const unsigned long long* fail,
     int stage_early, unsigned long long* keys) {
 #if __CUDA_ARCH__ >= 900 && LD == 32  // (one lane per row: the host plans clusters for LD = 32 only)
     extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -1369,8 +1301,8 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
             vecs[((long long)init[2 * v] * m + c) * LD + i] = val;
         }
     };
-    const real* cform_item = cform + item * item_cform;
     const real* linv_item = linv + item * item_diag;
+    const real* x_item = xslots + item * item_slots;
     // The producer (warp CL_WARPS, lane 0) stages the blocks of phases ph .. ph + CL_LOOKAHEAD − 1
     // that fit the ring into it and arrives on the barrier of every phase whose blocks are then
     // all on their way, so that a phase waits for its data only. (Everything at once measured
@@ -1384,7 +1316,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         if (issued >= ring_slots) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         for (; issued < n_stage && issued < window_end; ++issued) {
             const int code = stage[2 * issued], p = stage[2 * issued + 1];
-            const real* src = code >= 0 ? cform_item + (long long)code * BS : linv_item + (long long)(-1 - code) * BS;
+            const real* src = code >= 0 ? linv_item + code * BS : x_item + (-1 - code) * BS;
             mbar_expect_tx(&bars[p], (unsigned)(BS * sizeof(real)));
             bulk_copy_to_shared(ring + (long long)(issued % ring_slots) * BS, src, (unsigned)(BS * sizeof(real)), &bars[p]);
         }
@@ -1421,7 +1353,7 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
         const unsigned at = smem_addr(&cl_keys[rank]);
         store_async(cluster_map(at, lane), cl_keys[CL_KEY_OWN], cluster_map(smem_addr(&cl_keys[CL_KEY_BAR]), lane));
     }
-    // This warp's vectors (forward units): z_e, and its product for its pair's other warp.
+    // This warp's vectors: the output of its first product, and of its second.
     real* vz = reinterpret_cast<real*>(smem_raw + CL_VEC_OFFSET) + 2 * LD * (warp < CL_WARPS ? warp : 0);
     real* vu = vz + LD;
 #define CL_VEC(slot, c) (vecs + ((long long)(slot) * m + (c)) * LD)
@@ -1446,30 +1378,23 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 const int* u = j < mine ? units + CL_UNIT * (u0 + j) : nullptr;
                 const int a = u ? u[0] : -1;
                 const bool busy = u != nullptr && g < u[1];
-                const int* e = busy ? u + 5 + 4 * g : nullptr;  // slot of y_e, W_{a,e}, L_e⁻¹, send of v_e
-                const bool update = busy && e[1] >= 0, owner = busy && e[2] >= 0;
+                const int* e = busy ? u + 5 + 4 * g : nullptr;  // slot of y_e, coupling slot, q, send of z_e
                 const bool combine = busy && g == 0 && a >= 0;
                 for (int c = 0; c < m; ++c) {
                     const real ya = combine ? CL_VEC(u[2], c)[lane] : real(0);
-                    real uz[2] = {0, 0};  // W_{a,e}·y_e, z_e = L_e⁻¹·y_e
                     if (busy) {
-                        const real* ye = CL_VEC(e[0], c);
-                        if (update && owner) warp_matvecs<false, 2>({CL_BLOCK(e[1]), CL_BLOCK(e[2])}, {ye, ye}, uz, lane);
-                        else if (update) uz[0] = warp_matvec<false>(CL_BLOCK(e[1]), ye, lane);
-                        else if (owner) uz[1] = warp_matvec<false>(CL_BLOCK(e[2]), ye, lane);
-                        if (update && g == 1) vu[lane] = uz[0];
-                        if (owner) vz[lane] = uz[1];
+                        const real zv = warp_matvec<false>(CL_BLOCK(e[2]), CL_VEC(e[0], c), lane);
+                        vz[lane] = zv;
+                        if (e[3] >= 0) send_vector(zv, e + 3, 1, c, m, vecs, bars, lane);
+                        __syncwarp();
+                        if (a >= 0) vu[lane] = warp_matvec<false>(CL_BLOCK(e[2] + 1), vz, lane);
                     }
                     compute_warps_sync();
                     if (combine) {
-                        const real yn = ya - (u[1] > 1 ? uz[0] + vu[2 * LD + lane] : uz[0]);  // (+ warp + 1's)
+                        const real yn = ya - (u[1] > 1 ? vu[lane] + vu[2 * LD + lane] : vu[lane]);  // (+ warp + 1's)
                         send_vector(yn, sends + u[3], u[4], c, m, vecs, bars, lane);
                     }
                     compute_warps_sync();  // (vu is read by the pair's other warp: reused only after)
-                    // v_e = L_e⁻ᵀ·z_e for e's backward phase, after y_a has gone: off the sweep's
-                    // critical path, which runs through the survivors.
-                    if (owner) send_vector(warp_matvec<true>(CL_BLOCK(e[2]), vz, lane), e + 3, 1, c, m, vecs, bars, lane);
-                    __syncwarp();  // (vz is rewritten by the next column)
                 }
             }
         } else {
@@ -1485,17 +1410,15 @@ extern "C" __global__ void __launch_bounds__(CL_THREADS, 1) btchol_solve_cluster
                 const int* u = units + CL_UNIT * (u0 + j);  // see the program's format above
                 const int ncpl = u[1], q = u[2];
                 for (int c = 0; c < m; ++c) {
-                    real x = CL_VEC(u[3], c)[lane];
-                    if (ncpl == 2) {
-                        real p[2];
-                        warp_matvecs<true, 2>({CL_BLOCK(q), CL_BLOCK(q + 1)}, {CL_VEC(u[7], c), CL_VEC(u[9], c)}, p,
-                                              lane);
-                        x -= p[0] + p[1];
-                    } else if (ncpl == 1) {
-                        x -= warp_matvec<true>(CL_BLOCK(q), CL_VEC(u[7], c), lane);
-                    }
+                    real v = CL_VEC(u[3], c)[lane];
+                    for (int cc = 0; cc < ncpl; ++cc)
+                        v -= warp_matvec<true>(CL_BLOCK(q + 1 + cc), CL_VEC(u[7 + 2 * cc], c), lane);
+                    vz[lane] = v;
+                    __syncwarp();
+                    const real x = warp_matvec<true>(CL_BLOCK(q), vz, lane);
                     if (lane < n && write_ok) __stcg(zb + ((long long)u[0] * n + lane) * z_rs + c * z_cs, x);
                     send_vector(x, sends + u[4], u[5], c, m, vecs, bars, lane);
+                    __syncwarp();
                 }
             }
         }

@@ -53,10 +53,6 @@ pub(super) struct ClusterSolve {
     /// The ranks' programs (`ClusterPlan::table`).
     pub(super) plan: DeviceBuffer<i32>,
     pub(super) layout: SharedLayout,
-    /// The blocks it reads (`ClusterPlan::tasks`: what the factor's last kernel writes) and
-    /// how many.
-    pub(super) tasks: DeviceBuffer<i32>,
-    pub(super) n_tasks: usize,
 }
 
 /// What a CTA of the cluster solve holds in shared memory (kernels/small.cu: a barrier per phase,
@@ -150,9 +146,7 @@ impl ClusterSolve {
                 continue;
             }
             let buf = DeviceBuffer::from_host(dev, &plan.table, "uploading the cluster solve plan")?;
-            let tasks = DeviceBuffer::from_host(dev, &plan.tasks, "uploading the cluster solve's blocks")?;
-            let n_tasks = plan.tasks.len() / 2;
-            return Ok(Some(ClusterSolve { func, from, size, plan: buf, layout, tasks, n_tasks }));
+            return Ok(Some(ClusterSolve { func, from, size, plan: buf, layout }));
         }
     }
 
@@ -229,38 +223,10 @@ struct ClusterPlan {
     widest: usize,
     prog_ints: usize,
     vec_slots: usize,
-    /// The blocks the programs read beside L⁻¹, which the factor's last kernel forms
-    /// (kernels/small.cu `btchol_invert_small`): block k of the item's form is, for task
-    /// (e, s) = tasks[2k..2k + 2], W_s = X_s·L_e⁻¹ (s: a coupling slot solved with e).
-    tasks: Vec<i32>,
 }
 
-/// The blocks of the cluster solve's form (`ClusterPlan::tasks`) of the tail `from..`: W_s for
-/// each coupling of each elimination; and where each is.
-struct ClusterForm {
-    tasks: Vec<i32>,
-    w_of: HashMap<i32, i32>,
-}
-
-impl ClusterForm {
-    fn new(erecs: &[i32], levels: &[LevelRecords], from: usize) -> ClusterForm {
-        let mut form = ClusterForm { tasks: Vec::new(), w_of: HashMap::new() };
-        for lr in &levels[from..] {
-            for w in 0..lr.n_elim {
-                let r = &erecs[(lr.elim_offset + w) * REC..][..REC];
-                for cc in 0..r[7] as usize {
-                    let slot = r[1 + 2 * cc];
-                    form.w_of.insert(slot, (form.tasks.len() / 2) as i32);
-                    form.tasks.extend_from_slice(&[r[0], slot]);
-                }
-            }
-        }
-        form
-    }
-}
-
-/// A right-hand-side vector of the tail: y_b of the forward substitution, or z_b (v_b = L_b⁻ᵀL_b⁻¹·y_b
-/// from the forward sweep), which the backward substitution turns into the solution x_b in place.
+/// A right-hand-side vector of the tail: y_b of the forward substitution, or z_b, which the
+/// backward substitution turns into the solution x_b in place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Vector {
     Y(i32),
@@ -292,9 +258,9 @@ struct Write {
 }
 
 /// Compiles the programs of the tail `from..` on clusters of `size` CTAs: a level's records go
-/// round-robin to the ranks (record w to rank w mod size); a forward unit reads, per elimination,
-/// L_e⁻¹ where the record owns e and W_{a,e} where it updates a survivor a, in that order; a
-/// backward unit W_{s,e} for the couplings to every survivor s. Then the data flow: every read
+/// round-robin to the ranks (record w to rank w mod size); a forward unit reads each
+/// elimination's L⁻¹ and, where the record updates a survivor, its coupling to it; a backward
+/// unit L⁻¹ and the couplings to every survivor, in that order. Then the data flow: every read
 /// of a vector is supplied by the last write of it before (sent to the reader's rank, counted on
 /// its barrier of the reading phase) or, where there is none, loaded from global memory when the
 /// kernel starts.
@@ -307,7 +273,6 @@ fn cluster_solve_plan(
     size: usize,
 ) -> ClusterPlan {
     let tail: Vec<usize> = (from..levels.len()).collect();
-    let form = ClusterForm::new(erecs, levels, from);
     let n_phases = 2 * tail.len();
     let mut units: Vec<Vec<Unit>> = (0..size).map(|_| Vec::new()).collect();
     let (mut unit_start, mut first) = (vec![Vec::new(); size], vec![Vec::new(); size]);
@@ -343,18 +308,17 @@ fn cluster_solve_plan(
                         continue;
                     }
                     let e = &r[2 + 8 * g..][..8];
+                    let slot = if a >= 0 { e[2 + e[7] as usize] } else { -1 };
                     let at = u.ints.len();
-                    u.ints.extend_from_slice(&[-1; 4]);
+                    u.ints.extend_from_slice(&[-1, slot, (list[rank].len() / 2) as i32, -1]);
                     u.slots.push((at, Vector::Y(e[0])));
                     reads[ph].push((rank, Vector::Y(e[0])));
-                    if e[6] != 0 {
-                        u.ints[at + 2] = (list[rank].len() / 2) as i32;
-                        list[rank].extend_from_slice(&[-1 - e[0], p]);
-                        write(rank, k, at + 3, false, Vector::Z(e[0]));
-                    }
+                    list[rank].extend_from_slice(&[e[0], p]);
                     if a >= 0 {
-                        u.ints[at + 1] = (list[rank].len() / 2) as i32;
-                        list[rank].extend_from_slice(&[form.w_of[&e[2 + e[7] as usize]], p]);
+                        list[rank].extend_from_slice(&[-1 - slot, p]);
+                    }
+                    if e[6] != 0 {
+                        write(rank, k, at + 3, false, Vector::Z(e[0]));
                     }
                 }
                 if a >= 0 {
@@ -372,12 +336,13 @@ fn cluster_solve_plan(
                 u.ints.resize(CLUSTER_UNIT, -1);
                 u.slots.push((3, Vector::Z(r[0])));
                 reads[ph].push((rank, Vector::Z(r[0])));
+                list[rank].extend_from_slice(&[r[0], p]);
                 for cc in 0..r[7] as usize {
                     let (slot, survivor) = (r[1 + 2 * cc], r[2 + 2 * cc]);
                     u.ints[6 + 2 * cc] = slot;
                     u.slots.push((7 + 2 * cc, Vector::Z(survivor)));
                     reads[ph].push((rank, Vector::Z(survivor)));
-                    list[rank].extend_from_slice(&[form.w_of[&slot], p]);
+                    list[rank].extend_from_slice(&[-1 - slot, p]);
                 }
                 write(rank, k, 4, true, Vector::Z(r[0]));
                 units[rank].push(u);
@@ -469,7 +434,7 @@ fn cluster_solve_plan(
     }
     table.push(at as i32);
     programs.iter().for_each(|p| table.extend_from_slice(p));
-    ClusterPlan { table, longest, widest, prog_ints, vec_slots, tasks: form.tasks }
+    ClusterPlan { table, longest, widest, prog_ints, vec_slots }
 }
 
 #[cfg(test)]
@@ -514,10 +479,9 @@ mod tests {
     }
 
     /// The cluster solve's programs list, per rank and phase, exactly the blocks its records read,
-    /// at the list positions the kernel derives: L_e⁻¹ of each elimination the record owns and
-    /// W_{a,e} of its coupling to the record's survivor (forward), W_{s,e} of the couplings to
-    /// every survivor (backward); each record runs once, every block of the form is read; and the
-    /// shape keeps the tail narrow and resident.
+    /// at the list positions the kernel derives: L⁻¹ of each elimination and its coupling to the
+    /// record's survivor (forward), L⁻¹ and the couplings to every survivor (backward); each
+    /// record runs once; and the shape keeps the tail narrow and resident.
     #[test]
     fn programs_list_what_each_rank_reads() {
         for nb in (1..=40).chain([63, 64, 65, 127, 128, 1000, 1024, 4097, 16384]) {
@@ -539,11 +503,6 @@ mod tests {
                 let n_phases = 2 * (levels.len() - from);
                 let mut seen_f = vec![0; lrecs.len() / LREC];
                 let mut seen_b = vec![0; erecs.len() / REC];
-                let mut seen_t = vec![0; plan.tasks.len() / 2];
-                let task = |k: i32, seen: &mut Vec<i32>| {
-                    seen[k as usize] += 1;
-                    (plan.tasks[2 * k as usize], plan.tasks[2 * k as usize + 1])
-                };
                 for rank in 0..size {
                     let p = program(&plan, rank, n_phases);
                     assert!(p.list.len() / 2 <= plan.longest);
@@ -566,19 +525,14 @@ mod tests {
                                 assert_eq!(&u[..2], &r[..2]);
                                 for g in 0..r[1] as usize {
                                     let (e, ue) = (&r[2 + 8 * g..][..8], &u[5 + 4 * g..][..4]);
-                                    assert_eq!(ue[2] >= 0, e[6] != 0, "N={nb}: the owner forms v_e");
-                                    assert_eq!(ue[3] >= 0, e[6] != 0, "N={nb}: the owner sends v_e");
-                                    if ue[2] >= 0 {
-                                        assert_eq!(at(ue[2], ph), -1 - e[0], "N={nb}: L⁻¹ of the elimination");
-                                        listed += 1;
-                                    }
+                                    assert_eq!(at(ue[2], ph), e[0], "N={nb}: L⁻¹ of the elimination");
+                                    assert_eq!(ue[3] >= 0, e[6] != 0, "N={nb}: the owner sends z_e");
+                                    listed += 1;
                                     if r[0] >= 0 {
                                         let slot = e[2 + e[7] as usize];
-                                        let t = task(at(ue[1], ph), &mut seen_t);
-                                        assert_eq!(t, (e[0], slot), "N={nb}: W of the coupling to the survivor");
+                                        assert_eq!(ue[1], slot);
+                                        assert_eq!(at(ue[2] + 1, ph), -1 - slot, "N={nb}: coupling to the survivor");
                                         listed += 1;
-                                    } else {
-                                        assert_eq!(ue[1], -1);
                                     }
                                 }
                             } else {
@@ -586,12 +540,12 @@ mod tests {
                                 let r = &erecs[(eo + w) * REC..][..REC];
                                 seen_b[eo + w] += 1;
                                 assert_eq!(&u[..2], &[r[0], r[7]]);
+                                assert_eq!(at(u[2], ph), r[0], "N={nb}: L⁻¹ of the elimination");
                                 for cc in 0..r[7] as usize {
                                     assert_eq!(u[6 + 2 * cc], r[1 + 2 * cc]);
-                                    let t = task(at(u[2] + cc as i32, ph), &mut seen_t);
-                                    assert_eq!(t, (r[0], r[1 + 2 * cc]), "N={nb}: W of the coupling");
+                                    assert_eq!(at(u[2] + 1 + cc as i32, ph), -1 - r[1 + 2 * cc], "N={nb}: coupling");
                                 }
-                                listed += r[7] as usize;
+                                listed += 1 + r[7] as usize;
                             }
                         }
                         assert_eq!(listed, (p.first[ph + 1] - p.first[ph]) as usize, "N={nb}: nothing else listed");
@@ -603,7 +557,6 @@ mod tests {
                     let (eo, ne) = (levels[l].elim_offset, levels[l].n_elim);
                     assert!(seen_b[eo..eo + ne].iter().all(|&c| c == 1), "N={nb}: each elimination once");
                 }
-                assert!(seen_t.iter().all(|&c| c >= 1), "N={nb}: every block of the form is read");
             }
         }
     }
@@ -620,8 +573,7 @@ mod tests {
     }
 
     /// The solve with 1×1 blocks (L⁻¹ and couplings random scalars), level by level from the
-    /// schedule itself, by substitution with L⁻¹ and X (not the cluster's M and W): y after the
-    /// forward levels before `from`, and every block's solution.
+    /// schedule itself: y after the forward levels before `from`, and every block's solution.
     fn reference_solve(s: &Schedule, linv: &[f64], x: &[f64], y0: &[f64], from: usize) -> (Vec<f64>, Vec<f64>) {
         let mut y = y0.to_vec();
         let mut y_at_from = y.clone();
@@ -670,12 +622,6 @@ mod tests {
                 let tail_blocks: Vec<usize> =
                     (from..levels.len()).flat_map(|l| s.levels()[l].eliminations.iter().map(|e| e.block)).collect();
                 let programs: Vec<Program> = (0..size).map(|r| program(&plan, r, n_phases)).collect();
-                // The blocks as 1×1: the form's W_s = X_s·L_e⁻¹, and L_e⁻¹.
-                let form: Vec<f64> = plan.tasks.chunks(2).map(|t| linv[t[0] as usize] * x[t[1] as usize]).collect();
-                let block = |p: &Program, q: i32| match p.list[2 * q as usize] {
-                    code if code >= 0 => form[code as usize],
-                    code => linv[(-1 - code) as usize],
-                };
                 for slow in (0..size).map(Some).chain([None]) {
                     let mut vecs = vec![vec![f64::NAN; plan.vec_slots]; size];
                     let mut next = vec![0usize; size];
@@ -705,22 +651,24 @@ mod tests {
                                 let (a, mut upd) = (u[0], 0.0);
                                 for g in 0..u[1] as usize {
                                     let e = &u[5 + 4 * g..][..4];
-                                    if e[2] >= 0 {
-                                        let z = block(p, e[2]) * v[e[0] as usize]; // (then v_e = L⁻ᵀz_e)
-                                        pushes.push((block(p, e[2]) * z, vec![e[3]]));
+                                    let block = p.list[2 * e[2] as usize] as usize;
+                                    let z = linv[block] * v[e[0] as usize];
+                                    if e[3] >= 0 {
+                                        pushes.push((z, vec![e[3]]));
                                     }
                                     if a >= 0 {
-                                        upd += block(p, e[1]) * v[e[0] as usize];
+                                        upd += x[e[1] as usize] * z;
                                     }
                                 }
                                 if a >= 0 {
                                     pushes.push((v[u[2] as usize] - upd, send_list(u, 3)));
                                 }
                             } else {
-                                let mut xe = v[u[3] as usize];
+                                let mut val = v[u[3] as usize];
                                 for cc in 0..u[1] as usize {
-                                    xe -= block(p, u[2] + cc as i32) * v[u[7 + 2 * cc] as usize];
+                                    val -= x[u[6 + 2 * cc] as usize] * v[u[7 + 2 * cc] as usize];
                                 }
+                                let xe = linv[u[0] as usize] * val;
                                 out[u[0] as usize] = xe;
                                 pushes.push((xe, send_list(u, 4)));
                             }

@@ -207,9 +207,6 @@ struct SmallPath<T> {
     /// triangles are written or read.
     linv: DeviceBuffer<T>,
     xslots: DeviceBuffer<T>,
-    /// The cluster solve's form of the factor, `cluster.n_tasks` blocks per item (W_s,
-    /// cluster.rs `ClusterPlan::tasks`); written by `invert` too. One block where there is none.
-    cform: DeviceBuffer<T>,
     z: DeviceBuffer<T>,
     /// A partitioned schedule's chunk levels in one launch (chunks.rs; `BTCHOL_CHUNK_KERNEL=0`
     /// runs them level by level instead).
@@ -548,9 +545,7 @@ impl<T: Scalar> CudaEngine<T> {
                 ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels, first)?;
             let factor_cluster_fn = f("btchol_factor_cluster_small")?;
             let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cta_levels, first)?;
-            let cform_blocks = cluster.as_ref().map_or(1, |cl| b * cl.n_tasks);
             Some(SmallPath {
-                cform: DeviceBuffer::zeroed(&dev, cform_blocks * bs, "GPU cluster-solve factor blocks")?,
                 cluster,
                 factor_cluster,
                 factor_level,
@@ -876,22 +871,18 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(ch.levels)
     }
 
-    /// Small path: queues L⁻¹ of every diagonal block, the factor's form the solve reads, and the
-    /// cluster solve's blocks W_s where the plan has one (one launch for all levels,
-    /// kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at N = 16384 for f64 n = 32
-    /// on the H100, 5–8 % of the factor, which buys 15–37 % of every solve; per-level launches
-    /// beside the next levels on a second stream measured slower,
+    /// Small path: queues L⁻¹ of every diagonal block, the factor's form the solve reads (one
+    /// launch for all levels, kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at
+    /// N = 16384 for f64 n = 32 on the H100, 5–8 % of the factor, which buys 15–37 % of every
+    /// solve; per-level launches beside the next levels on a second stream measured slower,
     /// bench/results/experiments/README.md). Nothing elsewhere.
     fn enqueue_inverse(&self) -> Result<()> {
         let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
-        let ((item_d, item_s), fail) = (self.item_extents(), self.fail.ptr);
-        let (fact, linv, xslots, cform) = (sp.fact.ptr, sp.linv.ptr, sp.xslots.ptr, sp.cform.ptr);
+        let (fact, linv, item_d, fail) = (sp.fact.ptr, sp.linv.ptr, self.item_extents().0, self.fail.ptr);
         let (nb, b, n, report) = (d.n_blocks as i32, d.batch as i32, d.block_size as i32, self.reports_mapped);
-        let (tasks, n_tasks) = sp.cluster.as_ref().map_or((0, 0), |cl| (cl.tasks.ptr, cl.n_tasks));
-        let nt = n_tasks as i32;
-        let mut a = args![fact, linv, nb, b, n, item_d, fail, report, xslots, item_s, tasks, nt, cform];
-        let grid = (d.batch * (d.n_blocks + n_tasks)).div_ceil(INV_THREADS / 32);
+        let mut a = args![fact, linv, nb, b, n, item_d, fail, report];
+        let grid = (d.batch * d.n_blocks).div_ceil(INV_THREADS / 32);
         unsafe { self.launch_with(&sp.invert, grid, INV_THREADS, 0, &mut a) }
     }
 
@@ -1144,9 +1135,8 @@ impl<T: Scalar> CudaEngine<T> {
     ) -> Result<()> {
         let Some(sp) = &self.small else { unreachable!("a cluster solve belongs to the small-block path") };
         let d = self.dims;
-        let (n, mm, item_d) = (d.block_size as i32, m as i32, self.item_extents().0);
-        let (linv, cform, fail) = (sp.linv.ptr, sp.cform.ptr, self.fail.ptr);
-        let item_cform = (cl.n_tasks * self.spec.ld * self.spec.ld) as i64;
+        let (n, mm, (item_d, item_s)) = (d.block_size as i32, m as i32, self.item_extents());
+        let (linv, xslots, fail) = (sp.linv.ptr, sp.xslots.ptr, self.fail.ptr);
         let ((y, (y_rs, y_cs, y_item)), (z, (z_rs, z_cs, z_item))) = (src, dst);
         let (plan, n_phases) = (cl.plan.ptr, 2 * (self.levels.len() - cl.from) as i32);
         let (prog_ints, vec_slots, ring) =
@@ -1154,9 +1144,7 @@ impl<T: Scalar> CudaEngine<T> {
         let stage_early = !after_writer as i32;
         let mut a = args![
             linv,
-            item_d,
-            cform,
-            item_cform,
+            xslots,
             y,
             y_rs,
             y_cs,
@@ -1172,6 +1160,8 @@ impl<T: Scalar> CudaEngine<T> {
             ring,
             n,
             mm,
+            item_d,
+            item_s,
             fail,
             stage_early,
             keys
