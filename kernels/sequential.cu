@@ -367,4 +367,172 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
         __syncwarp();
     }
 }
+// Solve, one CTA per item for batches too small to fill the device (at most two items per SM): the
+// one-warp solve above then spends a third of its time in the substitution chains (32 dependent
+// shuffle → FMA steps per block; bench/results/experiments/README.md, 2026-11-26 ablation). Here
+// SEQ_INV_HELPERS helper warps stage each step's blocks and invert D̂_i off the critical path,
+// so the sweeping warp's step is two products: y_i ← D̂_i⁻¹·(b_i − X_{i−1}·y_{i−1}) forward,
+// x_i ← D̂_i⁻ᵀ·(y_i − X_iᵀ·x_{i+1}) backward. Same arguments and results as btchol_solve_seq_small.
+// Step t (0 ≤ t < 2N: the forward sweep's blocks, then the backward's) belongs to helper t mod H
+// and to slot 2(t mod H) + (t / H mod 2), so each helper stages its next step while it inverts
+// the current one; per slot, `full` (the helper's 32 lanes arrive) and `empty` (the sweeper's).
+// Dynamic shared memory: seq_inv_solve_smem_bytes (jit.rs). sm_90 and later (mbarriers) and
+// blocks of at least 16 bytes a column (16-byte copies and loads); the host picks
+// btchol_solve_seq_small elsewhere (engine.rs seq_inv_solve).
+#define SEQ_INV_HELPERS 3
+#define SEQ_INV_SLOTS (2 * SEQ_INV_HELPERS)
+#define SEQ_INV_THREADS (32 * (1 + SEQ_INV_HELPERS))
+// Leading dimension of a slot's inverse: columns start 16-byte aligned (the inversion reads them
+// by 16-byte broadcasts), and lane i reading row i is free of bank conflicts.
+#define SEQ_INV_LD (LD + 16 / (int)sizeof(real))
+#define SEQ_INV_SLOT (LD * SEQ_INV_LD + LD * SEQ_SLD)  // reals: the inverse, then the coupling
+
+struct alignas(16) SeqVec16 {
+    real e[16 / sizeof(real)];
+};
+
+// In place: M holds D̂_i's lower triangle (leading dimension SEQ_INV_LD); afterwards M(r, c) =
+// (D̂_i⁻¹)(r, c), or (D̂_i⁻ᵀ)(r, c) with `transpose`, identity beyond n. Lane c forms column c
+// of D̂_i⁻¹ by forward substitution on e_c in registers: every lane runs every update (the
+// zeros above the diagonal stay zero), so no lane idles and no shuffle sits in the chain.
+template <bool FULL>
+__device__ __forceinline__ void seq_invert_lower(real* M, int n, bool transpose, int lane) {
+    constexpr int V = 16 / sizeof(real);
+    const real rpiv = real(1) / (lane < n ? M[lane + lane * SEQ_INV_LD] : real(1));
+    real z[LD];
+#pragma unroll
+    for (int k = 0; k < LD; ++k) z[k] = real(k == lane ? 1 : 0);
+#pragma unroll
+    for (int j = 0; j < LD; ++j) {
+        z[j] *= __shfl_sync(FULL_MASK, rpiv, j);
+        if (FULL || j < n) {
+#pragma unroll
+            for (int k0 = (j + 1) / V * V; k0 < LD; k0 += V) {
+                const SeqVec16 col = *reinterpret_cast<const SeqVec16*>(M + k0 + j * SEQ_INV_LD);
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    const int k = k0 + e;
+                    if (k > j) z[k] = fma(-(FULL || k < n ? col.e[e] : real(0)), z[j], z[k]);
+                }
+            }
+        }
+    }
+    __syncwarp();
+    if (lane < LD) {
+#pragma unroll
+        for (int k = 0; k < LD; ++k) M[transpose ? lane + k * SEQ_INV_LD : k + lane * SEQ_INV_LD] = z[k];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SEQ_INV_THREADS) btchol_solve_seq_inv_small(
+    const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag,
+    long long item_slots, long long item_rhs, const unsigned long long* fail) {
+#if __CUDA_ARCH__ >= 900
+    if (LD * sizeof(real) < 16) return;  // (not launched)
+    wait_for_previous_kernel();
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __shared__ unsigned long long full[SEQ_INV_SLOTS], empty[SEQ_INV_SLOTS];
+    const int item = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (fail[item] != NO_FAILURE) return;  // the whole CTA, before any barrier
+    const real* D = diag + item * item_diag;
+    const real* S = slots + item * item_slots;
+    real* yb = y + item * item_rhs;
+    auto slot_inv = [&](int s) { return reinterpret_cast<real*>(smem_raw) + s * SEQ_INV_SLOT; };
+    auto slot_x = [&](int s) { return slot_inv(s) + LD * SEQ_INV_LD; };
+    const int steps = 2 * n_blocks;
+    if (threadIdx.x < SEQ_INV_SLOTS) {
+        mbar_init(&full[threadIdx.x], 32);
+        mbar_init(&empty[threadIdx.x], 32);
+    }
+    __syncthreads();
+
+    if (warp > 0) {  // a helper: steps h, h + H, h + 2H, …
+        const int h = warp - 1;
+        // Step t's blocks into slot s: D̂_i's lower triangle (16-byte copies) and the coupling
+        // (X_{i−1} forward, X_i backward; none at the ends).
+        auto stage = [&](int t, int s) {
+            constexpr int V = 16 / sizeof(real), CHUNKS = LD / V > 0 ? LD / V : 1;  // per column
+            const bool forward = t < n_blocks;
+            const int i = forward ? t : steps - 1 - t;
+            real* M = slot_inv(s);
+            const real* Li = D + i * BS;
+            for (int idx = lane; idx < LD * CHUNKS; idx += 32) {
+                const int col = idx / CHUNKS, r0 = idx % CHUNKS * V;
+                if (r0 + V - 1 >= col) copy_async_16(M + r0 + col * SEQ_INV_LD, Li + r0 + col * LD);
+            }
+            const int xb = forward ? i - 1 : i;
+            if (xb >= 0 && xb + 1 < n_blocks) stage_block(slot_x(s), S + xb * BS, SEQ_SLD, lane);
+            commit_async();
+        };
+        if (h < steps) stage(h, 2 * h);
+        for (int k = 0, t = h; t < steps; ++k, t += SEQ_INV_HELPERS) {
+            const int s = 2 * h + (k & 1);
+            if (t + SEQ_INV_HELPERS < steps) {
+                const int sn = 2 * h + ((k + 1) & 1);
+                if (k >= 1) mbar_wait_cta(&empty[sn], ((k - 1) >> 1) & 1);  // the sweeper is done with step t − H
+                stage(t + SEQ_INV_HELPERS, sn);
+            } else {
+                commit_async();  // an empty group: wait_async<1> below still means step t's
+            }
+            wait_async<1>();
+            __syncwarp();
+            if (n == LD)
+                seq_invert_lower<true>(slot_inv(s), n, t >= n_blocks, lane);
+            else
+                seq_invert_lower<false>(slot_inv(s), n, t >= n_blocks, lane);
+            mbar_arrive(&full[s]);  // each lane releases its own copies and writes
+        }
+        return;
+    }
+
+    // The sweeper. Row `lane` of block `i`, column `c` of the right-hand sides (0 outside the system).
+    auto row_of = [&](int i, int c) -> real {
+        return (lane < n && i >= 0 && i < n_blocks) ? yb[(long long)c * rows + (long long)i * n + lane] : real(0);
+    };
+    // Step t's slot, once its helper has filled it.
+    auto acquire = [&](int t) {
+        const int k = t / SEQ_INV_HELPERS, s = 2 * (t % SEQ_INV_HELPERS) + (k & 1);
+        mbar_wait_cta(&full[s], (k >> 1) & 1);
+        return s;
+    };
+    real next = row_of(0, 0), prev = real(0);  // as in btchol_solve_seq_small
+    for (int i = 0; i < n_blocks; ++i) {
+        const int s = acquire(i);
+        const real* M = slot_inv(s);
+        const real* X = slot_x(s);
+        for (int c = 0; c < m; ++c) {
+            real v = next;
+            next = c + 1 < m ? row_of(i, c + 1) : row_of(i + 1, 0);
+            if (i > 0) {
+                const real yp = m == 1 ? prev : row_of(i - 1, c);
+                v -= matvec_warp(X, 1, SEQ_SLD, yp, lane);  // (X_{i−1}·y_{i−1})_lane
+            }
+            v = matvec_warp(M, 1, SEQ_INV_LD, lane < n ? v : real(0), lane);  // (D̂_i⁻¹·v)_lane
+            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
+            prev = v;
+        }
+        __syncwarp();
+        mbar_arrive(&empty[s]);
+    }
+    next = row_of(n_blocks - 1, 0);  // (after the forward sweep wrote it; each lane reads its own rows)
+    for (int i = n_blocks - 1; i >= 0; --i) {
+        const int s = acquire(steps - 1 - i);
+        const real* M = slot_inv(s);
+        const real* X = slot_x(s);
+        for (int c = 0; c < m; ++c) {
+            real v = next;
+            next = c + 1 < m ? row_of(i, c + 1) : row_of(i - 1, 0);
+            if (i + 1 < n_blocks) {
+                const real xn = m == 1 ? prev : row_of(i + 1, c);
+                v -= matvec_warp(X, SEQ_SLD, 1, xn, lane);  // (X_iᵀ·x_{i+1})_lane
+            }
+            v = matvec_warp(M, 1, SEQ_INV_LD, lane < n ? v : real(0), lane);  // (D̂_i⁻ᵀ·v)_lane
+            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
+            prev = v;
+        }
+        __syncwarp();
+        mbar_arrive(&empty[s]);
+    }
+#endif
+}
 #endif

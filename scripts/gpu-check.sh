@@ -141,10 +141,11 @@ done
 for t in .bundle/tests/gpu_partitioned-*; do
     pstep test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 "$t" --test-threads=1
 done
-# The sequential tests again with the one-warp factor forced (by default batches of at most two
-# items per SM take the warp-pair factor, so the small shapes would not reach it).
+# The sequential tests again with the one-warp factor and solve forced (by default batches of at
+# most two items per SM take the warp-pair factor and the solve with helper warps, so the small
+# shapes would not reach them).
 for t in .bundle/tests/gpu_features-*; do
-    pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 "$t" --test-threads=1 sequential
+    pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 "$t" --test-threads=1 sequential
 done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
@@ -166,7 +167,8 @@ medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --re
 # (n = 200) panels, each with a partial last panel, and the split gemm (every level at n > 64,
 # the narrow ones at n = 48).
 large="bench --backend cuda --dtype f64,f32 --n 48,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
-# The per-item sequential factor's warp pair (named barriers between its two warps), odd n and N.
+# The per-item sequential factor's warp pair (named barriers between its two warps) and the solve's
+# helper warps (mbarriers), odd n and N.
 seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0"
 step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
 step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium

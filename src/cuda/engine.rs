@@ -16,7 +16,7 @@ use super::cluster::{ClusterLaunch, ClusterSolve};
 use super::factor_cluster::FactorCluster;
 use super::jit::{
     self, KernelSpec, CHUNK_FACTOR_THREADS, CHUNK_THREADS, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE,
-    SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
+    SEQ_INV_THREADS, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
@@ -281,6 +281,9 @@ struct SeqPath {
     factor_threads: usize,
     factor_smem: usize,
     solve: CudaFunction,
+    /// Threads and dynamic shared memory per item of `solve`.
+    solve_threads: usize,
+    solve_smem: usize,
 }
 
 /// Whether the sequential factor runs a warp pair per item (`btchol_factor_seq_pair_small`: the
@@ -300,6 +303,27 @@ fn seq_pair_factor(batch: usize, sm_count: usize) -> bool {
 /// B = 330 / 396 / 528: +9 / +11 / +13 %; H200, B = 1024: +2…+35 %): with several warps per SM
 /// their throughput, not one chain's latency, bounds the sweep.
 const SEQ_PAIR_MAX_ITEMS_PER_SM: usize = 2;
+
+/// Whether the sequential solve runs with helper warps that invert each D̂_i ahead of the sweep
+/// (`btchol_solve_seq_inv_small`, sm_90: mbarriers) rather than one warp per item: where the batch
+/// leaves few items per SM, so the sweep's substitution chains, not the SMs' throughput, bound it.
+/// Needs columns of at least 16 bytes (ld ≥ 2 in f64, 4 in f32: its 16-byte copies and loads).
+/// `BTCHOL_SEQ_INV_SOLVE=0|1` forces either (1: where it can).
+fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
+    dev.arch.0 >= 9
+        && spec.ld * spec.dtype.size_bytes() >= 16
+        && match std::env::var("BTCHOL_SEQ_INV_SOLVE").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => batch <= SEQ_INV_MAX_ITEMS_PER_SM * dev.sm_count,
+        }
+}
+/// Items per SM up to which the sequential solve with helper warps is used. Measured (H100, 132
+/// SMs, --rhs device, N = 32 unless noted; bench/results/ab/README.md, 2026-11-27): one warp →
+/// helpers, B = 256: 0.44–0.68× (f64 n = 32, N = 128: 731 → 438 µs); B = 512: 0.45–0.95×;
+/// B = 1024: f32 and f64 n = 32 0.76–0.92×, but f64 n = 8 / 16 1.16 / 1.18× (7.8 items per SM
+/// keep the one-warp solve's memory pipe full).
+const SEQ_INV_MAX_ITEMS_PER_SM: usize = 4;
 
 /// A launch sequence the engine captures once as a CUDA graph and replays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -487,7 +511,13 @@ impl<T: Scalar> CudaEngine<T> {
                 (f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes())
             };
             opt_in_shared_memory(&factor, factor_smem)?;
-            Some(SeqPath { factor, factor_threads, factor_smem, solve: f("btchol_solve_seq_small")? })
+            let (solve, solve_threads, solve_smem) = if seq_inv_solve(b, &dev, &spec) {
+                (f("btchol_solve_seq_inv_small")?, SEQ_INV_THREADS, spec.seq_inv_solve_smem_bytes())
+            } else {
+                (f("btchol_solve_seq_small")?, SEQ_THREADS, 0)
+            };
+            opt_in_shared_memory(&solve, solve_smem)?;
+            Some(SeqPath { factor, factor_threads, factor_smem, solve, solve_threads, solve_smem })
         } else {
             None
         };
@@ -1039,7 +1069,7 @@ impl<T: Scalar> CudaEngine<T> {
             let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
             let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
             let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
-            return unsafe { self.launch_with(&sq.solve, d.batch, SEQ_THREADS, 0, &mut a) };
+            return unsafe { self.launch_with(&sq.solve, d.batch, sq.solve_threads, sq.solve_smem, &mut a) };
         }
         let tail_from = self.tail_from(m);
         let chunk_levels = self.enqueue_chunks_solve(m, true)?;

@@ -58,7 +58,7 @@ pub const KERNEL_NAMES: [&str; 16] = [
 
 /// Entry points of the small-block kernels (kernels/small.cu, sequential.cu, chunks.cu), present
 /// when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 16] = [
+pub const SMALL_KERNEL_NAMES: [&str; 17] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
@@ -70,6 +70,7 @@ pub const SMALL_KERNEL_NAMES: [&str; 16] = [
     "btchol_factor_seq_small",
     "btchol_factor_seq_pair_small",
     "btchol_solve_seq_small",
+    "btchol_solve_seq_inv_small",
     "btchol_factor_chunks_small",
     "btchol_chunk_separators",
     "btchol_forward_chunks_small",
@@ -97,6 +98,11 @@ pub const CHUNK_THREADS: usize = 32;
 pub const CHUNK_FACTOR_THREADS: usize = 64;
 /// Threads per CTA of the warp-pair sequential factor (kernels/sequential.cu `SEQ_PAIR_THREADS`).
 pub const SEQ_PAIR_THREADS: usize = 64;
+/// Helper warps of the sequential solve with inverses (kernels/sequential.cu `SEQ_INV_HELPERS`);
+/// each owns two slots.
+pub const SEQ_INV_HELPERS: usize = 3;
+/// Threads per CTA of that solve: the sweeping warp and the helpers.
+pub const SEQ_INV_THREADS: usize = 32 * (1 + SEQ_INV_HELPERS);
 /// Largest block size of the per-item sequential kernels (the small-block variants).
 pub const SEQ_MAX_BLOCK_SIZE: usize = 32;
 
@@ -195,6 +201,14 @@ impl KernelSpec {
     /// Dynamic shared memory of the warp-pair sequential factor: D and E per warp, X by step parity.
     pub fn seq_pair_factor_smem_bytes(&self) -> usize {
         6 * self.ld * self.ld * self.dtype.size_bytes()
+    }
+
+    /// Dynamic shared memory of the sequential solve with inverses (kernels/sequential.cu
+    /// `SEQ_INV_SLOT`): per slot, D̂_i⁻¹ (leading dimension ld + 16 bytes) and the coupling
+    /// (ld + 1), two slots per helper.
+    pub fn seq_inv_solve_smem_bytes(&self) -> usize {
+        let size = self.dtype.size_bytes();
+        2 * SEQ_INV_HELPERS * self.ld * ((self.ld + 16 / size) + (self.ld + 1)) * size
     }
 
     /// kernels/chunks.cu btchol_forward_chunks_small / btchol_backward_chunks_small for `m`
