@@ -209,27 +209,19 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long* bar, u
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
-// Waits until the barrier's phase of the given parity has completed, acquiring at cluster scope
-// (what other CTAs' store_async counted on it is then visible).
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-    asm volatile(
-        "{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P1, [%0], %1;\n\t"
-        "@P1 bra DONE;\n\tbra LAB_WAIT;\n\tDONE:\n\t}" ::"r"(smem_addr(bar)),
-        "r"(parity)
-        : "memory");
-}
+// Polls the barrier until its phase of the given parity has completed, acquiring at SCOPE.
+#define BT_MBAR_WAIT(SCOPE, bar, parity)                                                      \
+    asm volatile("{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"                                      \
+                 "mbarrier.try_wait.parity.acquire." SCOPE ".shared::cta.b64 P1, [%0], %1;\n\t" \
+                 "@P1 bra DONE;\n\tbra LAB_WAIT;\n\tDONE:\n\t}" ::"r"(smem_addr(bar)),            \
+                 "r"(parity)                                                                  \
+                 : "memory")
+// Waits at cluster scope (what other CTAs' store_async counted on the barrier is then visible).
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) { BT_MBAR_WAIT("cluster", bar, parity); }
 // The same for a barrier between the warps of one CTA: acquiring at CTA scope, so a poll does not
 // invalidate L1 (the cluster-scope acquire compiles to CCTL.IVALL per poll: a third of the stall
 // samples of btchol_solve_seq_inv_small, ncu, H100, 2026-11-27).
-__device__ __forceinline__ void mbar_wait_cta(unsigned long long* bar, unsigned parity) {
-    asm volatile(
-        "{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"
-        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 P1, [%0], %1;\n\t"
-        "@P1 bra DONE;\n\tbra LAB_WAIT;\n\tDONE:\n\t}" ::"r"(smem_addr(bar)),
-        "r"(parity)
-        : "memory");
-}
+__device__ __forceinline__ void mbar_wait_cta(unsigned long long* bar, unsigned parity) { BT_MBAR_WAIT("cta", bar, parity); }
 // One thread copies `bytes` (a multiple of 16, both ends 16-byte aligned) from global to this
 // CTA's shared memory; completion is counted on `bar` (mbar_expect_tx first).
 __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes,
