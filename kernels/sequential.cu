@@ -280,12 +280,41 @@ extern "C" __global__ void __launch_bounds__(SEQ_PAIR_THREADS) btchol_factor_seq
     if (lane == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
 }
 
-// Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
-// x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row].
+// One warp's sweep over an item's right-hand sides, in place in y[col·rows + row] (both solves).
 // The right-hand side is a register pipeline over the units (step, column) in sweep order: each
-// unit loads the next unit's rows before its own substitution chain, and with one column the
-// previous step's result stays in a register, so no step waits on a global round trip (ncu,
-// 2026-11-23: the two loads' latency was 21 % of the warps' stall samples, n = 16, B = 1024).
+// unit loads the next unit's rows before its own products, and with one column the previous
+// step's result stays in a register, so no step waits on a global round trip (ncu, 2026-11-23:
+// the two loads' latency was 21 % of the warps' stall samples, n = 16, B = 1024).
+struct SeqSweep {
+    real* yb;
+    int rows, n, n_blocks, m, lane;
+    real next = real(0), prev = real(0);  // b of the next unit; the last result (with m = 1)
+    // Row `lane` of block `i`, column `c` (0 outside the system).
+    __device__ real row(int i, int c) const {
+        return (lane < n && i >= 0 && i < n_blocks) ? yb[(long long)c * rows + (long long)i * n + lane] : real(0);
+    }
+    // The sweep's first unit: block 0 forward, block N − 1 backward (after the forward sweep wrote
+    // it: each lane reads back only rows it wrote itself).
+    __device__ void begin(bool forward) { next = row(forward ? 0 : n_blocks - 1, 0); }
+    // Step i for every column: v ← b_i − X_{i−1}·y_{i−1} forward (X_iᵀ·x_{i+1} backward), then
+    // diag(v), the diagonal block's solve.
+    template <bool FORWARD, class Diag> __device__ void step(int i, const real* X, Diag diag) {
+        for (int c = 0; c < m; ++c) {
+            real v = next;
+            next = c + 1 < m ? row(i, c + 1) : row(FORWARD ? i + 1 : i - 1, 0);
+            if (FORWARD ? i > 0 : i + 1 < n_blocks) {
+                const real u = m == 1 ? prev : row(FORWARD ? i - 1 : i + 1, c);
+                v -= FORWARD ? matvec_warp(X, 1, SEQ_SLD, u, lane) : matvec_warp(X, SEQ_SLD, 1, u, lane);
+            }
+            v = diag(v);
+            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
+            prev = v;
+        }
+    }
+};
+
+// Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
+// x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row] (SeqSweep).
 extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small(
     const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag,
     long long item_slots, long long item_rhs, const unsigned long long* fail) {
@@ -295,15 +324,11 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
     if (fail[item] != NO_FAILURE) return;
     const real* D = diag + item * item_diag;
     const real* S = slots + item * item_slots;
-    real* yb = y + item * item_rhs;
-    // Row `lane` of block `i`, column `c` of the right-hand sides (0 outside the system).
-    auto row_of = [&](int i, int c) -> real {
-        return (lane < n && i >= 0 && i < n_blocks) ? yb[(long long)c * rows + (long long)i * n + lane] : real(0);
-    };
+    SeqSweep sweep{y + item * item_rhs, rows, n, n_blocks, m, lane};
     // Forward: step i needs D̂_i and X_{i−1} (staged in buffer i & 1).
     stage_block(sL[0], D, SEQ_SLD, lane);
     commit_async();
-    real next = row_of(0, 0), prev = real(0);  // b of the next unit; y_{i−1} when m = 1
+    sweep.begin(true);
     for (int i = 0; i < n_blocks; ++i) {
         const int cur = i & 1;
         if (i + 1 < n_blocks) {
@@ -319,25 +344,15 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
 #pragma unroll
         for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * SEQ_SLD] : real(lane == k ? 1 : 0);
         const real rdi = real(1) / (lane < n ? L[lane + lane * SEQ_SLD] : real(1));
-        for (int c = 0; c < m; ++c) {
-            real v = next;
-            next = c + 1 < m ? row_of(i, c + 1) : row_of(i + 1, 0);
-            if (i > 0) {
-                const real yp = m == 1 ? prev : row_of(i - 1, c);
-                v -= matvec_warp(X, 1, SEQ_SLD, yp, lane);  // (X_{i−1}·y_{i−1})_lane
-            }
-            v = trsv_lower_warp(v, l, rdi, lane);
-            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
-            prev = v;
-        }
+        sweep.step<true>(i, X, [&](real v) { return trsv_lower_warp(v, l, rdi, lane); });
         __syncwarp();
     }
-    // Backward: step i needs D̂_i and X_i. (Each lane reads back only rows it wrote itself.)
+    // Backward: step i needs D̂_i and X_i.
     wait_async<0>();
     __syncwarp();
     stage_block(sL[0], D + (n_blocks - 1) * BS, SEQ_SLD, lane);
     commit_async();
-    next = row_of(n_blocks - 1, 0);
+    sweep.begin(false);
     for (int i = n_blocks - 1, buf = 0; i >= 0; --i, buf ^= 1) {
         if (i > 0) {
             stage_block(sL[buf ^ 1], D + (i - 1) * BS, SEQ_SLD, lane);
@@ -353,17 +368,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
 #pragma unroll
         for (int k = 0; k < LD; ++k) lc[k] = (lane < n && k < n && k >= lane) ? L[k + lane * SEQ_SLD] : real(lane == k ? 1 : 0);
         const real rdi = real(1) / (lane < n ? L[lane + lane * SEQ_SLD] : real(1));
-        for (int c = 0; c < m; ++c) {
-            real v = next;
-            next = c + 1 < m ? row_of(i, c + 1) : row_of(i - 1, 0);
-            if (i + 1 < n_blocks) {
-                const real xn = m == 1 ? prev : row_of(i + 1, c);
-                v -= matvec_warp(X, SEQ_SLD, 1, xn, lane);  // (X_iᵀ·x_{i+1})_lane
-            }
-            v = trsv_lower_trans_warp(v, lc, rdi, lane);
-            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
-            prev = v;
-        }
+        sweep.step<false>(i, X, [&](real v) { return trsv_lower_trans_warp(v, lc, rdi, lane); });
         __syncwarp();
     }
 }
@@ -485,51 +490,29 @@ extern "C" __global__ void __launch_bounds__(SEQ_INV_THREADS) btchol_solve_seq_i
         return;
     }
 
-    // The sweeper. Row `lane` of block `i`, column `c` of the right-hand sides (0 outside the system).
-    auto row_of = [&](int i, int c) -> real {
-        return (lane < n && i >= 0 && i < n_blocks) ? yb[(long long)c * rows + (long long)i * n + lane] : real(0);
-    };
+    // The sweeper.
+    SeqSweep sweep{yb, rows, n, n_blocks, m, lane};
     // Step t's slot, once its helper has filled it.
     auto acquire = [&](int t) {
         const int k = t / SEQ_INV_HELPERS, s = 2 * (t % SEQ_INV_HELPERS) + (k & 1);
         mbar_wait_cta(&full[s], (k >> 1) & 1);
         return s;
     };
-    real next = row_of(0, 0), prev = real(0);  // as in btchol_solve_seq_small
+    // (D̂_i⁻¹·v)_lane forward, (D̂_i⁻ᵀ·v)_lane backward: the slot holds whichever the step needs.
+    auto product = [&](const real* M) {
+        return [=](real v) { return matvec_warp(M, 1, SEQ_INV_LD, lane < n ? v : real(0), lane); };
+    };
+    sweep.begin(true);
     for (int i = 0; i < n_blocks; ++i) {
         const int s = acquire(i);
-        const real* M = slot_inv(s);
-        const real* X = slot_x(s);
-        for (int c = 0; c < m; ++c) {
-            real v = next;
-            next = c + 1 < m ? row_of(i, c + 1) : row_of(i + 1, 0);
-            if (i > 0) {
-                const real yp = m == 1 ? prev : row_of(i - 1, c);
-                v -= matvec_warp(X, 1, SEQ_SLD, yp, lane);  // (X_{i−1}·y_{i−1})_lane
-            }
-            v = matvec_warp(M, 1, SEQ_INV_LD, lane < n ? v : real(0), lane);  // (D̂_i⁻¹·v)_lane
-            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
-            prev = v;
-        }
+        sweep.step<true>(i, slot_x(s), product(slot_inv(s)));
         __syncwarp();
         mbar_arrive(&empty[s]);
     }
-    next = row_of(n_blocks - 1, 0);  // (after the forward sweep wrote it; each lane reads its own rows)
+    sweep.begin(false);
     for (int i = n_blocks - 1; i >= 0; --i) {
         const int s = acquire(steps - 1 - i);
-        const real* M = slot_inv(s);
-        const real* X = slot_x(s);
-        for (int c = 0; c < m; ++c) {
-            real v = next;
-            next = c + 1 < m ? row_of(i, c + 1) : row_of(i - 1, 0);
-            if (i + 1 < n_blocks) {
-                const real xn = m == 1 ? prev : row_of(i + 1, c);
-                v -= matvec_warp(X, SEQ_SLD, 1, xn, lane);  // (X_iᵀ·x_{i+1})_lane
-            }
-            v = matvec_warp(M, 1, SEQ_INV_LD, lane < n ? v : real(0), lane);  // (D̂_i⁻ᵀ·v)_lane
-            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
-            prev = v;
-        }
+        sweep.step<false>(i, slot_x(s), product(slot_inv(s)));
         __syncwarp();
         mbar_arrive(&empty[s]);
     }
