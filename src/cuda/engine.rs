@@ -307,11 +307,13 @@ const SEQ_PAIR_MAX_ITEMS_PER_SM: usize = 2;
 /// Whether the sequential solve runs with helper warps that invert each D̂_i ahead of the sweep
 /// (`btchol_solve_seq_inv_small`, sm_90: mbarriers) rather than one warp per item: where the batch
 /// leaves few items per SM, so the sweep's substitution chains, not the SMs' throughput, bound it.
-/// Needs columns of at least 16 bytes (ld ≥ 2 in f64, 4 in f32: its 16-byte copies and loads).
+/// Needs columns of at least 16 bytes (ld ≥ 2 in f64, 4 in f32: its 16-byte copies and loads)
+/// and its slots' shared memory (103 KB at f64 ld = 32: more than e.g. sm_120 gives a CTA).
 /// `BTCHOL_SEQ_INV_SOLVE=0|1` forces either (1: where it can).
 fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
     dev.arch.0 >= 9
         && spec.ld * spec.dtype.size_bytes() >= 16
+        && spec.seq_inv_solve_smem_bytes() + 2048 <= dev.smem_optin  // (+ its ~1.1 KB static)
         && match std::env::var("BTCHOL_SEQ_INV_SOLVE").as_deref() {
             Ok("0") => false,
             Ok("1") => true,

@@ -470,6 +470,26 @@ fn write_atomically(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> 
 mod tests {
     use super::*;
 
+    /// The helper-warp sequential solve is chosen for up to four items per SM on the premise that
+    /// two of its CTAs fit an sm_90 SM (228 KB, 1 KB reserved per CTA, ~1.1 KB static each), and
+    /// its kernel needs every slot 16-byte aligned (kernels/sequential.cu `SEQ_INV_SLOT`).
+    #[test]
+    fn the_helper_solve_fits_two_items_per_sm90_and_aligns_its_slots() {
+        for dtype in [DType::F64, DType::F32] {
+            for n in 1..=SEQ_MAX_BLOCK_SIZE {
+                let spec = KernelSpec::for_block_size(dtype, n, 227 * 1024);
+                if spec.ld * dtype.size_bytes() < 16 {
+                    continue; // (not used: engine.rs seq_inv_solve)
+                }
+                let bytes = spec.seq_inv_solve_smem_bytes();
+                assert!(2 * (bytes + 1024 + 1120) <= 228 * 1024, "{dtype:?} n = {n}: {bytes} bytes");
+                assert_eq!(bytes % (2 * SEQ_INV_HELPERS * 16), 0, "{dtype:?} n = {n}: slot not 16-byte aligned");
+            }
+        }
+        let f64_32 = KernelSpec::for_block_size(DType::F64, 32, 227 * 1024);
+        assert_eq!(f64_32.seq_inv_solve_smem_bytes(), 6 * 32 * (34 + 33) * 8);
+    }
+
     #[test]
     fn a_kernel_dir_replaces_only_the_files_it_holds() {
         let dir = std::env::temp_dir().join(format!("btchol-kernel-dir-{}", std::process::id()));
