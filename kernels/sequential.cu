@@ -372,9 +372,10 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
         __syncwarp();
     }
 }
-// Solve, one CTA per item for batches too small to fill the device (at most two items per SM): the
-// one-warp solve above then spends a third of its time in the substitution chains (32 dependent
-// shuffle → FMA steps per block; bench/results/experiments/README.md, 2026-11-26 ablation). Here
+// Solve, one CTA per item for batches too small to fill the device (a few items per SM: the host's
+// SEQ_INV_MAX_ITEMS_PER_SM): the one-warp solve above then spends a third of its time in the
+// substitution chains (32 dependent shuffle → FMA steps per block; bench/results/experiments/
+// README.md, 2026-11-26 ablation). Here
 // SEQ_INV_HELPERS helper warps stage each step's blocks and invert D̂_i off the critical path,
 // so the sweeping warp's step is two products: y_i ← D̂_i⁻¹·(b_i − X_{i−1}·y_{i−1}) forward,
 // x_i ← D̂_i⁻ᵀ·(y_i − X_iᵀ·x_{i+1}) backward. Same arguments and results as btchol_solve_seq_small.
@@ -389,11 +390,12 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
 #define SEQ_INV_THREADS (32 * (1 + SEQ_INV_HELPERS))
 // Leading dimension of a slot's inverse: columns start 16-byte aligned (the inversion reads them
 // by 16-byte broadcasts), and lane i reading row i is free of bank conflicts.
-#define SEQ_INV_LD (LD + 16 / (int)sizeof(real))
+#define SEQ_V16 (16 / (int)sizeof(real))  // reals per 16-byte copy or load
+#define SEQ_INV_LD (LD + SEQ_V16)
 #define SEQ_INV_SLOT (LD * SEQ_INV_LD + LD * SEQ_SLD)  // reals: the inverse, then the coupling
 
 struct alignas(16) SeqVec16 {
-    real e[16 / sizeof(real)];
+    real e[SEQ_V16];
 };
 
 // In place: M holds D̂_i's lower triangle (leading dimension SEQ_INV_LD); afterwards M(r, c) =
@@ -402,7 +404,7 @@ struct alignas(16) SeqVec16 {
 // zeros above the diagonal stay zero), so no lane idles and no shuffle sits in the chain.
 template <bool FULL>
 __device__ __forceinline__ void seq_invert_lower(real* M, int n, bool transpose, int lane) {
-    constexpr int V = 16 / sizeof(real);
+    constexpr int V = SEQ_V16;
     const real rpiv = real(1) / (lane < n ? M[lane + lane * SEQ_INV_LD] : real(1));
     real z[LD];
 #pragma unroll
@@ -456,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(SEQ_INV_THREADS) btchol_solve_seq_i
         // Step t's blocks into slot s: D̂_i's lower triangle (16-byte copies) and the coupling
         // (X_{i−1} forward, X_i backward; none at the ends).
         auto stage = [&](int t, int s) {
-            constexpr int V = 16 / sizeof(real), CHUNKS = LD / V > 0 ? LD / V : 1;  // per column
+            constexpr int V = SEQ_V16, CHUNKS = LD / V > 0 ? LD / V : 1;  // per column
             const bool forward = t < n_blocks;
             const int i = forward ? t : steps - 1 - t;
             real* M = slot_inv(s);

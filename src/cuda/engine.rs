@@ -276,14 +276,23 @@ fn wide_level_min_ctas(dtype: DType, sm_count: usize) -> usize {
 
 /// The per-item sequential path (kernels/sequential.cu): one launch factors, one solves.
 struct SeqPath {
-    factor: CudaFunction,
-    /// Threads and dynamic shared memory per item of `factor`.
-    factor_threads: usize,
-    factor_smem: usize,
-    solve: CudaFunction,
-    /// Threads and dynamic shared memory per item of `solve`.
-    solve_threads: usize,
-    solve_smem: usize,
+    factor: SeqKernel,
+    solve: SeqKernel,
+}
+
+/// A per-item sequential kernel: one CTA of `threads` per item, with `smem` bytes of dynamic
+/// shared memory (opted in to when made).
+struct SeqKernel {
+    func: CudaFunction,
+    threads: usize,
+    smem: usize,
+}
+
+impl SeqKernel {
+    fn new(func: CudaFunction, threads: usize, smem: usize) -> Result<SeqKernel> {
+        opt_in_shared_memory(&func, smem)?;
+        Ok(SeqKernel { func, threads, smem })
+    }
 }
 
 /// Whether the sequential factor runs a warp pair per item (`btchol_factor_seq_pair_small`: the
@@ -507,19 +516,17 @@ impl<T: Scalar> CudaEngine<T> {
         let stream = Stream::new_owned(&dev)?;
         let b = dims.batch;
         let seq = if algorithm == GpuAlgorithm::Sequential {
-            let (factor, factor_threads, factor_smem) = if seq_pair_factor(b, dev.sm_count) {
-                (f("btchol_factor_seq_pair_small")?, SEQ_PAIR_THREADS, spec.seq_pair_factor_smem_bytes())
+            let factor = if seq_pair_factor(b, dev.sm_count) {
+                SeqKernel::new(f("btchol_factor_seq_pair_small")?, SEQ_PAIR_THREADS, spec.seq_pair_factor_smem_bytes())?
             } else {
-                (f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes())
+                SeqKernel::new(f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes())?
             };
-            opt_in_shared_memory(&factor, factor_smem)?;
-            let (solve, solve_threads, solve_smem) = if seq_inv_solve(b, &dev, &spec) {
-                (f("btchol_solve_seq_inv_small")?, SEQ_INV_THREADS, spec.seq_inv_solve_smem_bytes())
+            let solve = if seq_inv_solve(b, &dev, &spec) {
+                SeqKernel::new(f("btchol_solve_seq_inv_small")?, SEQ_INV_THREADS, spec.seq_inv_solve_smem_bytes())?
             } else {
-                (f("btchol_solve_seq_small")?, SEQ_THREADS, 0)
+                SeqKernel::new(f("btchol_solve_seq_small")?, SEQ_THREADS, 0)?
             };
-            opt_in_shared_memory(&solve, solve_smem)?;
-            Some(SeqPath { factor, factor_threads, factor_smem, solve, solve_threads, solve_smem })
+            Some(SeqPath { factor, solve })
         } else {
             None
         };
@@ -685,6 +692,11 @@ impl<T: Scalar> CudaEngine<T> {
 
     unsafe fn launch(&self, f: &CudaFunction, grid: usize, smem: usize, args: &mut [*mut c_void]) -> Result<()> {
         self.launch_with(f, grid, self.spec.threads, smem, args)
+    }
+
+    /// A per-item sequential kernel over the batch.
+    unsafe fn launch_seq(&self, k: &SeqKernel, args: &mut [*mut c_void]) -> Result<()> {
+        self.launch_with(&k.func, self.dims.batch, k.threads, k.smem, args)
     }
 
     unsafe fn launch_with(
@@ -857,7 +869,7 @@ impl<T: Scalar> CudaEngine<T> {
             let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
             let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
             let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
-            return unsafe { self.launch_with(&sq.factor, d.batch, sq.factor_threads, sq.factor_smem, &mut a) };
+            return unsafe { self.launch_seq(&sq.factor, &mut a) };
         }
         // (The deep levels on a cluster where the plan has one, the others level by level.)
         let cluster = self.small.as_ref().and_then(|sp| Some((sp, sp.factor_cluster.as_ref()?)));
@@ -1071,7 +1083,7 @@ impl<T: Scalar> CudaEngine<T> {
             let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
             let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
             let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
-            return unsafe { self.launch_with(&sq.solve, d.batch, sq.solve_threads, sq.solve_smem, &mut a) };
+            return unsafe { self.launch_seq(&sq.solve, &mut a) };
         }
         let tail_from = self.tail_from(m);
         let chunk_levels = self.enqueue_chunks_solve(m, true)?;
