@@ -315,31 +315,39 @@ struct SeqSweep {
 
 // Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
 // x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row] (SeqSweep).
-extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small(
-    const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag,
-    long long item_slots, long long item_rhs, const unsigned long long* fail) {
+// A step's blocks (forward D̂_i and X_{i−1}, backward D̂_i and X_i) are staged STAGES − 1 steps
+// ahead: 2 overlaps each warp's copies with its own products; 1 halves the static shared memory
+// (17 KB instead of 34 at f64 ld = 32), so that more items are resident per SM where the batch is
+// large, and the other resident warps hide the copies (engine.rs seq_solve_stages).
+template <int STAGES>
+__device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slots, real* y, int n_blocks, int n,
+                                               int m, int rows, long long item_diag, long long item_slots,
+                                               long long item_rhs, const unsigned long long* fail) {
     wait_for_previous_kernel();
-    __shared__ real sL[2][LD * SEQ_SLD], sX[2][LD * SEQ_SLD];
+    __shared__ real sL[STAGES][LD * SEQ_SLD], sX[STAGES][LD * SEQ_SLD];
     const int item = blockIdx.x, lane = threadIdx.x;
     if (fail[item] != NO_FAILURE) return;
     const real* D = diag + item * item_diag;
     const real* S = slots + item * item_slots;
     SeqSweep sweep{y + item * item_rhs, rows, n, n_blocks, m, lane};
-    // Forward: step i needs D̂_i and X_{i−1} (staged in buffer i & 1).
-    stage_block(sL[0], D, SEQ_SLD, lane);
+    // Sweep step u's blocks into buffer u mod STAGES (nothing past the sweep's end).
+    auto stage = [&](bool forward, int u) {
+        if (u >= n_blocks) return;
+        const int i = forward ? u : n_blocks - 1 - u, xb = forward ? i - 1 : i, buf = u % STAGES;
+        stage_block(sL[buf], D + i * BS, SEQ_SLD, lane);
+        if (xb >= 0 && xb + 1 < n_blocks) stage_block(sX[buf], S + xb * BS, SEQ_SLD, lane);
+    };
+    // Forward.
+    for (int u = 0; u + 1 < STAGES; ++u) stage(true, u);
     commit_async();
     sweep.begin(true);
     for (int i = 0; i < n_blocks; ++i) {
-        const int cur = i & 1;
-        if (i + 1 < n_blocks) {
-            stage_block(sL[cur ^ 1], D + (i + 1) * BS, SEQ_SLD, lane);
-            stage_block(sX[cur ^ 1], S + i * BS, SEQ_SLD, lane);
-        }
+        stage(true, i + STAGES - 1);
         commit_async();
-        wait_async<1>();
+        wait_async<STAGES - 1>();
         __syncwarp();
-        const real* L = sL[cur];
-        const real* X = sX[cur];
+        const real* L = sL[i % STAGES];
+        const real* X = sX[i % STAGES];
         real l[LD];
 #pragma unroll
         for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * SEQ_SLD] : real(lane == k ? 1 : 0);
@@ -347,22 +355,20 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
         sweep.step<true>(i, X, [&](real v) { return trsv_lower_warp(v, l, rdi, lane); });
         __syncwarp();
     }
-    // Backward: step i needs D̂_i and X_i.
+    // Backward (sweep step u is block N − 1 − u).
     wait_async<0>();
     __syncwarp();
-    stage_block(sL[0], D + (n_blocks - 1) * BS, SEQ_SLD, lane);
+    for (int u = 0; u + 1 < STAGES; ++u) stage(false, u);
     commit_async();
     sweep.begin(false);
-    for (int i = n_blocks - 1, buf = 0; i >= 0; --i, buf ^= 1) {
-        if (i > 0) {
-            stage_block(sL[buf ^ 1], D + (i - 1) * BS, SEQ_SLD, lane);
-            stage_block(sX[buf ^ 1], S + (i - 1) * BS, SEQ_SLD, lane);
-        }
+    for (int u = 0; u < n_blocks; ++u) {
+        const int i = n_blocks - 1 - u;
+        stage(false, u + STAGES - 1);
         commit_async();
-        wait_async<1>();
+        wait_async<STAGES - 1>();
         __syncwarp();
-        const real* L = sL[buf];
-        const real* X = sX[buf];
+        const real* L = sL[u % STAGES];
+        const real* X = sX[u % STAGES];
         // Lane i holds column i of D̂_i (row i of D̂_iᵀ).
         real lc[LD];
 #pragma unroll
@@ -372,6 +378,14 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_solve_seq_small
         __syncwarp();
     }
 }
+#define BT_SOLVE_SEQ_WARP(NAME, STAGES)                                                                            \
+    extern "C" __global__ void __launch_bounds__(SEQ_THREADS)                                                      \
+        NAME(const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag, \
+             long long item_slots, long long item_rhs, const unsigned long long* fail) {                           \
+        solve_seq_warp<STAGES>(diag, slots, y, n_blocks, n, m, rows, item_diag, item_slots, item_rhs, fail);     \
+    }
+BT_SOLVE_SEQ_WARP(btchol_solve_seq_small, 2)
+BT_SOLVE_SEQ_WARP(btchol_solve_seq_small_1stage, 1)
 // Solve, one CTA per item for batches too small to fill the device (a few items per SM: the host's
 // SEQ_INV_MAX_ITEMS_PER_SM): the one-warp solve above then spends a third of its time in the
 // substitution chains (32 dependent shuffle → FMA steps per block; bench/results/experiments/

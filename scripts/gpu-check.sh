@@ -146,6 +146,9 @@ done
 # shapes would not reach them).
 for t in .bundle/tests/gpu_features-*; do
     pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 "$t" --test-threads=1 sequential
+    # and the one-warp solve's single-stage form (by default only for batches larger than the
+    # device holds with two stages)
+    pstep test-gpu_features-seq-one-stage env BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_SOLVE_STAGES=1 "$t" --test-threads=1 sequential
 done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
@@ -179,6 +182,13 @@ step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 for tool in memcheck racecheck synccheck; do
     step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
 done
+# The one-warp solve, both staging depths (the plan picks them for large batches only).
+for stages in 1 2; do
+    step sanitizer-racecheck-seq-solve-$stages env BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_SOLVE_STAGES=$stages \
+        $san --tool racecheck .bundle/btchol $seq
+done
+step sanitizer-memcheck-seq-solve-1 env BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_SOLVE_STAGES=1 \
+    $san --tool memcheck .bundle/btchol $seq
 # A single system's device solve in one launch (the cluster solve reading b and writing x in the
 # caller's array, its CTAs exchanging NaN/Inf keys by st.async), odd n too.
 fused="bench --backend cuda --dtype f64,f32 --n 32,29 --N 13,64 --batch 1 --nrhs 3 --rhs device --repeats 1 --warmup 0"

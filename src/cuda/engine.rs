@@ -336,6 +336,30 @@ fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
 /// keep the one-warp solve's memory pipe full).
 const SEQ_INV_MAX_ITEMS_PER_SM: usize = 4;
 
+/// The one-warp sequential solve: blocks staged one step ahead (`btchol_solve_seq_small`, 34 KB of
+/// shared memory per item at f64 ld = 32), or each step's blocks staged when it starts
+/// (`…_1stage`, half that), where the batch is larger than the device holds with two stages and
+/// one stage holds more: the extra resident warps hide the copies that a warp no longer overlaps
+/// with its own products (H100, f64 n = 32, N = 32: 6 → 8 items per SM; bench/results/ab/README.md,
+/// 2026-11-27). `BTCHOL_SEQ_SOLVE_STAGES=1|2` forces either.
+fn seq_solve_one_warp(batch: usize, dev: &Device, two: CudaFunction, one: CudaFunction) -> Result<SeqKernel> {
+    let resident = |f: &CudaFunction| -> Result<usize> {
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(SEQ_THREADS as u32, 0, None)
+            .map_err(|e| cuda_err("sequential solve occupancy", e))?;
+        Ok(per_sm as usize * dev.sm_count)
+    };
+    let one_stage = match std::env::var("BTCHOL_SEQ_SOLVE_STAGES").as_deref() {
+        Ok("1") => true,
+        Ok("2") => false,
+        _ => {
+            let (held_two, held_one) = (resident(&two)?, resident(&one)?);
+            batch > held_two && held_one > held_two
+        }
+    };
+    SeqKernel::new(if one_stage { one } else { two }, SEQ_THREADS, 0)
+}
+
 /// A launch sequence the engine captures once as a CUDA graph and replays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Sequence {
@@ -524,7 +548,7 @@ impl<T: Scalar> CudaEngine<T> {
             let solve = if seq_inv_solve(b, &dev, &spec) {
                 SeqKernel::new(f("btchol_solve_seq_inv_small")?, SEQ_INV_THREADS, spec.seq_inv_solve_smem_bytes())?
             } else {
-                SeqKernel::new(f("btchol_solve_seq_small")?, SEQ_THREADS, 0)?
+                seq_solve_one_warp(b, &dev, f("btchol_solve_seq_small")?, f("btchol_solve_seq_small_1stage")?)?
             };
             Some(SeqPath { factor, solve })
         } else {

@@ -58,7 +58,7 @@ pub const KERNEL_NAMES: [&str; 16] = [
 
 /// Entry points of the small-block kernels (kernels/small.cu, sequential.cu, chunks.cu), present
 /// when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 17] = [
+pub const SMALL_KERNEL_NAMES: [&str; 18] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
@@ -70,6 +70,7 @@ pub const SMALL_KERNEL_NAMES: [&str; 17] = [
     "btchol_factor_seq_small",
     "btchol_factor_seq_pair_small",
     "btchol_solve_seq_small",
+    "btchol_solve_seq_small_1stage",
     "btchol_solve_seq_inv_small",
     "btchol_factor_chunks_small",
     "btchol_chunk_separators",
