@@ -315,8 +315,7 @@ struct SeqSweep {
 
 // Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
 // x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row] (SeqSweep).
-// A step's blocks (forward D̂_i and X_{i−1}, backward D̂_i and X_i) are staged STAGES − 1 steps
-// ahead: 2 overlaps each warp's copies with its own products; 1 halves the static shared memory
+// A step's blocks are staged STAGES − 1 steps ahead: 2 overlaps each warp's copies with its own products; 1 halves the static shared memory
 // (17 KB instead of 34 at f64 ld = 32), so that more items are resident per SM where the batch is
 // large, and the other resident warps hide the copies (engine.rs seq_solve_stages).
 template <int STAGES>
@@ -330,24 +329,22 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
     const real* D = diag + item * item_diag;
     const real* S = slots + item * item_slots;
     SeqSweep sweep{y + item * item_rhs, rows, n, n_blocks, m, lane};
-    // Sweep step u's blocks into buffer u mod STAGES (nothing past the sweep's end).
-    auto stage = [&](bool forward, int u) {
-        if (u >= n_blocks) return;
-        const int i = forward ? u : n_blocks - 1 - u, xb = forward ? i - 1 : i, buf = u % STAGES;
-        stage_block(sL[buf], D + i * BS, SEQ_SLD, lane);
-        if (xb >= 0 && xb + 1 < n_blocks) stage_block(sX[buf], S + xb * BS, SEQ_SLD, lane);
-    };
-    // Forward.
-    for (int u = 0; u + 1 < STAGES; ++u) stage(true, u);
+    constexpr int AHEAD = STAGES - 1;  // (buffer indices: 0 with one stage, step parity with two)
+    // Forward: step i needs D̂_i and X_{i−1}.
+    if (AHEAD) stage_block(sL[0], D, SEQ_SLD, lane);
     commit_async();
     sweep.begin(true);
     for (int i = 0; i < n_blocks; ++i) {
-        stage(true, i + STAGES - 1);
+        const int cur = i & AHEAD;
+        if (i + AHEAD < n_blocks) {
+            stage_block(sL[cur ^ AHEAD], D + (i + AHEAD) * BS, SEQ_SLD, lane);
+            if (AHEAD || i > 0) stage_block(sX[cur ^ AHEAD], S + (i + AHEAD - 1) * BS, SEQ_SLD, lane);
+        }
         commit_async();
-        wait_async<STAGES - 1>();
+        wait_async<AHEAD>();
         __syncwarp();
-        const real* L = sL[i % STAGES];
-        const real* X = sX[i % STAGES];
+        const real* L = sL[cur];
+        const real* X = sX[cur];
         real l[LD];
 #pragma unroll
         for (int k = 0; k < LD; ++k) l[k] = (lane < n && k <= lane) ? L[lane + k * SEQ_SLD] : real(lane == k ? 1 : 0);
@@ -355,20 +352,22 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
         sweep.step<true>(i, X, [&](real v) { return trsv_lower_warp(v, l, rdi, lane); });
         __syncwarp();
     }
-    // Backward (sweep step u is block N − 1 − u).
+    // Backward: step i needs D̂_i and X_i.
     wait_async<0>();
     __syncwarp();
-    for (int u = 0; u + 1 < STAGES; ++u) stage(false, u);
+    if (AHEAD) stage_block(sL[0], D + (n_blocks - 1) * BS, SEQ_SLD, lane);
     commit_async();
     sweep.begin(false);
-    for (int u = 0; u < n_blocks; ++u) {
-        const int i = n_blocks - 1 - u;
-        stage(false, u + STAGES - 1);
+    for (int i = n_blocks - 1, buf = 0; i >= 0; --i, buf ^= AHEAD) {
+        if (i >= AHEAD) {
+            stage_block(sL[buf ^ AHEAD], D + (i - AHEAD) * BS, SEQ_SLD, lane);
+            if (AHEAD || i + 1 < n_blocks) stage_block(sX[buf ^ AHEAD], S + (i - AHEAD) * BS, SEQ_SLD, lane);
+        }
         commit_async();
-        wait_async<STAGES - 1>();
+        wait_async<AHEAD>();
         __syncwarp();
-        const real* L = sL[u % STAGES];
-        const real* X = sX[u % STAGES];
+        const real* L = sL[buf];
+        const real* X = sX[buf];
         // Lane i holds column i of D̂_i (row i of D̂_iᵀ).
         real lc[LD];
 #pragma unroll

@@ -337,25 +337,27 @@ fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
 const SEQ_INV_MAX_ITEMS_PER_SM: usize = 4;
 
 /// The one-warp sequential solve: blocks staged one step ahead (`btchol_solve_seq_small`, 34 KB of
-/// shared memory per item at f64 ld = 32), or each step's blocks staged when it starts
-/// (`…_1stage`, half that), where the batch is larger than the device holds with two stages and
-/// one stage holds more: the extra resident warps hide the copies that a warp no longer overlaps
-/// with its own products (H100, f64 n = 32, N = 32: 6 → 8 items per SM; bench/results/ab/README.md,
-/// 2026-11-27). `BTCHOL_SEQ_SOLVE_STAGES=1|2` forces either.
+/// shared memory per item at f64 ld = 32), or each step's blocks staged as it starts (`…_1stage`,
+/// half that) where that makes the whole batch resident at once and two stages do not: the other
+/// resident warps then hide the copies that a warp no longer overlaps with its own products.
+/// Measured (H100, 132 SMs, N = 32, --rhs device; bench/results/ab/README.md, 2026-11-27), two →
+/// one stage: f64 n = 32, B = 1024 (6 → 12 items per SM resident): 0.88×; f32 n = 32, B = 2048:
+/// 0.95×; but where two stages already hold the batch 1.10–1.14× (f32 n = 32 / f64 n = 16,
+/// B = 1024), and where neither holds it 1.06× (f64 n = 32, B = 2048).
+/// `BTCHOL_SEQ_SOLVE_STAGES=1|2` forces either.
 fn seq_solve_one_warp(batch: usize, dev: &Device, two: CudaFunction, one: CudaFunction) -> Result<SeqKernel> {
-    let resident = |f: &CudaFunction| -> Result<usize> {
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(SEQ_THREADS as u32, 0, None)
-            .map_err(|e| cuda_err("sequential solve occupancy", e))?;
-        Ok(per_sm as usize * dev.sm_count)
+    // Items the device holds at once (None if the driver cannot say: then two stages, as before).
+    let resident = |f: &CudaFunction| {
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(SEQ_THREADS as u32, 0, None).ok()?;
+        Some(per_sm as usize * dev.sm_count)
     };
     let one_stage = match std::env::var("BTCHOL_SEQ_SOLVE_STAGES").as_deref() {
         Ok("1") => true,
         Ok("2") => false,
-        _ => {
-            let (held_two, held_one) = (resident(&two)?, resident(&one)?);
-            batch > held_two && held_one > held_two
-        }
+        _ => match (resident(&two), resident(&one)) {
+            (Some(held_two), Some(held_one)) => held_two < batch && batch <= held_one,
+            _ => false,
+        },
     };
     SeqKernel::new(if one_stage { one } else { two }, SEQ_THREADS, 0)
 }
