@@ -37,21 +37,28 @@ __device__ __forceinline__ void syrk_columns(real (&acc)[LD], const real* X, int
 }
 
 // Factor: for i = 0..N−1: D_i ← D_i − X_{i−1}·X_{i−1}ᵀ, D̂_i ← chol(D_i), X_i ← E_i·D̂_i⁻ᵀ.
-// Dynamic shared memory: seq_factor_smem_bytes (jit.rs): D and E double-buffered, X.
-extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_small(
-    real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots, unsigned long long* fail,
-    real piv_thr, real piv_boost, unsigned* boosted) {
+// D_i and E_i are staged STAGES − 1 steps ahead: 2 overlaps each warp's copies with its own
+// chain; 1 keeps 3 blocks of shared memory instead of 5 (24 KB instead of 40 at f64 ld = 32), so
+// that more items are resident per SM where the batch is large (engine.rs seq_one_warp_stages).
+// Dynamic shared memory: seq_factor_smem_bytes (jit.rs): D and E (STAGES each), X.
+template <int STAGES>
+__device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_blocks, int n, long long item_diag,
+                                                long long item_slots, unsigned long long* fail, real piv_thr,
+                                                real piv_boost, unsigned* boosted) {
+    constexpr int AHEAD = STAGES - 1;  // (buffer indices: 0 with one stage, step parity with two)
     wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* sD = reinterpret_cast<real*>(smem_raw);  // [2][BS] D_i, D_{i+1}
-    real* sE = sD + 2 * BS;                         // [2][BS] E_i, E_{i+1}
-    real* sX = sE + 2 * BS;                         // X_{i−1}, column-major
+    real* sD = reinterpret_cast<real*>(smem_raw);  // [STAGES][BS] D_i, D_{i+1}
+    real* sE = sD + STAGES * BS;                    // [STAGES][BS] E_i, E_{i+1}
+    real* sX = sE + STAGES * BS;                    // X_{i−1}, column-major
     const int item = blockIdx.x, lane = threadIdx.x;
     if (fail[item] != NO_FAILURE) return;  // masked out
     real* D = diag + item * item_diag;
     real* S = slots + item * item_slots;
-    stage_block(sD, D, LD, lane);
-    if (n_blocks > 1) stage_block(sE, S, LD, lane);
+    if (AHEAD) {
+        stage_block(sD, D, LD, lane);
+        if (n_blocks > 1) stage_block(sE, S, LD, lane);
+    }
     commit_async();
     __shared__ __align__(16) real s_col[2 * LD];  // potrf_panel_warp's column scratch
     real x[1][LD];  // this lane's row of X_{i−1}, then of X_i
@@ -59,13 +66,13 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
     for (int k = 0; k < LD; ++k) x[0][k] = real(0);
     int nboost = 0;
     for (int i = 0; i < n_blocks; ++i) {
-        const int cur = i & 1;
-        // Stage step i+1 while step i computes (the buffers of step i−1 are free: the warp
-        // finished with them before the last __syncwarp).
-        if (i + 1 < n_blocks) stage_block(sD + (cur ^ 1) * BS, D + (i + 1) * BS, LD, lane);
-        if (i + 2 < n_blocks) stage_block(sE + (cur ^ 1) * BS, S + (i + 1) * BS, LD, lane);
+        const int cur = i & AHEAD;
+        // Stage step i + AHEAD (with two stages while step i computes; the buffers of step i−1
+        // are free: the warp finished with them before the last __syncwarp).
+        if (i + AHEAD < n_blocks) stage_block(sD + (cur ^ AHEAD) * BS, D + (i + AHEAD) * BS, LD, lane);
+        if (i + AHEAD + 1 < n_blocks) stage_block(sE + (cur ^ AHEAD) * BS, S + (i + AHEAD) * BS, LD, lane);
         commit_async();
-        wait_async<1>();
+        wait_async<AHEAD>();
         __syncwarp();
         real a[LD];
         const real* Di = sD + cur * BS;
@@ -112,6 +119,14 @@ extern "C" __global__ void __launch_bounds__(SEQ_THREADS) btchol_factor_seq_smal
     wait_async<0>();
     if (lane == 0 && nboost > 0) boosted[item] = (unsigned)nboost;
 }
+#define BT_FACTOR_SEQ_WARP(NAME, STAGES)                                                                           \
+    extern "C" __global__ void __launch_bounds__(SEQ_THREADS)                                                      \
+        NAME(real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots,              \
+             unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted) {                          \
+        factor_seq_warp<STAGES>(diag, slots, n_blocks, n, item_diag, item_slots, fail, piv_thr, piv_boost, boosted); \
+    }
+BT_FACTOR_SEQ_WARP(btchol_factor_seq_small, 2)
+BT_FACTOR_SEQ_WARP(btchol_factor_seq_small_1stage, 1)
 
 // Factor, a warp pair per item, for batches too small to fill the device (each SM then holds a
 // warp or two, and a step is the one warp's chain: the syrk D_{i+1} − X_i·X_iᵀ, ~1K FMAs per lane

@@ -146,9 +146,10 @@ done
 # shapes would not reach them).
 for t in .bundle/tests/gpu_features-*; do
     pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 "$t" --test-threads=1 sequential
-    # and the one-warp solve's single-stage form (by default only for batches larger than the
-    # device holds with two stages)
-    pstep test-gpu_features-seq-one-stage env BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_SOLVE_STAGES=1 "$t" --test-threads=1 sequential
+    # and the one-warp factor's and solve's single-stage forms (by default only for batches that
+    # they make resident and two stages do not)
+    pstep test-gpu_features-seq-one-stage env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_FACTOR_STAGES=1 \
+        BTCHOL_SEQ_SOLVE_STAGES=1 "$t" --test-threads=1 sequential
 done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
@@ -182,12 +183,13 @@ step sanitizer-racecheck-large $san --tool racecheck .bundle/btchol $large
 for tool in memcheck racecheck synccheck; do
     step sanitizer-$tool-seq-pair env BTCHOL_SEQ_PAIR=1 $san --tool $tool .bundle/btchol $seq
 done
-# The one-warp solve, both staging depths (the plan picks them for large batches only).
+# The one-warp factor and solve, both staging depths (the plan picks them for large batches only).
+warp="env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0"
 for stages in 1 2; do
-    step sanitizer-racecheck-seq-solve-$stages env BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_SOLVE_STAGES=$stages \
+    step sanitizer-racecheck-seq-warp-$stages $warp BTCHOL_SEQ_FACTOR_STAGES=$stages BTCHOL_SEQ_SOLVE_STAGES=$stages \
         $san --tool racecheck .bundle/btchol $seq
 done
-step sanitizer-memcheck-seq-solve-1 env BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_SOLVE_STAGES=1 \
+step sanitizer-memcheck-seq-warp-1 $warp BTCHOL_SEQ_FACTOR_STAGES=1 BTCHOL_SEQ_SOLVE_STAGES=1 \
     $san --tool memcheck .bundle/btchol $seq
 # A single system's device solve in one launch (the cluster solve reading b and writing x in the
 # caller's array, its CTAs exchanging NaN/Inf keys by st.async), odd n too.

@@ -336,22 +336,23 @@ fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
 /// keep the one-warp solve's memory pipe full).
 const SEQ_INV_MAX_ITEMS_PER_SM: usize = 4;
 
-/// The one-warp sequential solve: blocks staged one step ahead (`btchol_solve_seq_small`, 34 KB of
-/// shared memory per item at f64 ld = 32), or each step's blocks staged as it starts (`…_1stage`,
-/// half that) where that makes the whole batch resident at once and two stages do not: the other
-/// resident warps then hide the copies that a warp no longer overlaps with its own products.
-/// Measured (H100, 132 SMs, N = 32, --rhs device; bench/results/ab/README.md, 2026-11-27), two →
-/// one stage: f64 n = 32, B = 1024 (6 → 12 items per SM resident): 0.88×; f32 n = 32, B = 2048:
-/// 0.95×; but where two stages already hold the batch 1.10–1.14× (f32 n = 32 / f64 n = 16,
-/// B = 1024), and where neither holds it 1.06× (f64 n = 32, B = 2048).
-/// `BTCHOL_SEQ_SOLVE_STAGES=1|2` forces either.
-fn seq_solve_one_warp(batch: usize, dev: &Device, two: CudaFunction, one: CudaFunction) -> Result<SeqKernel> {
+/// A one-warp sequential kernel (factor or solve) with its blocks staged one step ahead (`two`:
+/// e.g. the solve's 34 KB of shared memory per item at f64 ld = 32, the factor's 40 KB) or each
+/// step's blocks staged as the step starts (`one`: 17 and 24 KB): one stage where that makes the
+/// whole batch resident at once and two stages do not, so that the other resident warps hide the
+/// copies that a warp no longer overlaps with its own work. Measured (H100, 132 SMs, N = 32,
+/// --rhs device; bench/results/ab/README.md, 2026-11-27), solve, two → one stage: f64 n = 32,
+/// B = 1024 (6 → 12 items per SM resident): 0.88×; f32 n = 32, B = 2048: 0.95×; but where two
+/// stages already hold the batch 1.10–1.14× (f32 n = 32 / f64 n = 16, B = 1024), and where
+/// neither holds it 1.06× (f64 n = 32, B = 2048). `force` names the variable (`=1|2`) that
+/// forces either.
+fn seq_one_warp_stages(batch: usize, dev: &Device, two: SeqKernel, one: SeqKernel, force: &str) -> SeqKernel {
     // Items the device holds at once (None if the driver cannot say: then two stages, as before).
-    let resident = |f: &CudaFunction| {
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(SEQ_THREADS as u32, 0, None).ok()?;
+    let resident = |k: &SeqKernel| {
+        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(k.threads as u32, k.smem, None).ok()?;
         Some(per_sm as usize * dev.sm_count)
     };
-    let one_stage = match std::env::var("BTCHOL_SEQ_SOLVE_STAGES").as_deref() {
+    let one_stage = match std::env::var(force).as_deref() {
         Ok("1") => true,
         Ok("2") => false,
         _ => match (resident(&two), resident(&one)) {
@@ -359,7 +360,11 @@ fn seq_solve_one_warp(batch: usize, dev: &Device, two: CudaFunction, one: CudaFu
             _ => false,
         },
     };
-    SeqKernel::new(if one_stage { one } else { two }, SEQ_THREADS, 0)
+    if one_stage {
+        one
+    } else {
+        two
+    }
 }
 
 /// A launch sequence the engine captures once as a CUDA graph and replays.
@@ -545,12 +550,16 @@ impl<T: Scalar> CudaEngine<T> {
             let factor = if seq_pair_factor(b, dev.sm_count) {
                 SeqKernel::new(f("btchol_factor_seq_pair_small")?, SEQ_PAIR_THREADS, spec.seq_pair_factor_smem_bytes())?
             } else {
-                SeqKernel::new(f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes())?
+                let two = SeqKernel::new(f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes(2))?;
+                let one = SeqKernel::new(f("btchol_factor_seq_small_1stage")?, SEQ_THREADS, spec.seq_factor_smem_bytes(1))?;
+                seq_one_warp_stages(b, &dev, two, one, "BTCHOL_SEQ_FACTOR_STAGES")
             };
             let solve = if seq_inv_solve(b, &dev, &spec) {
                 SeqKernel::new(f("btchol_solve_seq_inv_small")?, SEQ_INV_THREADS, spec.seq_inv_solve_smem_bytes())?
             } else {
-                seq_solve_one_warp(b, &dev, f("btchol_solve_seq_small")?, f("btchol_solve_seq_small_1stage")?)?
+                let two = SeqKernel::new(f("btchol_solve_seq_small")?, SEQ_THREADS, 0)?;
+                let one = SeqKernel::new(f("btchol_solve_seq_small_1stage")?, SEQ_THREADS, 0)?;
+                seq_one_warp_stages(b, &dev, two, one, "BTCHOL_SEQ_SOLVE_STAGES")
             };
             Some(SeqPath { factor, solve })
         } else {

@@ -58,7 +58,7 @@ pub const KERNEL_NAMES: [&str; 16] = [
 
 /// Entry points of the small-block kernels (kernels/small.cu, sequential.cu, chunks.cu), present
 /// when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 18] = [
+pub const SMALL_KERNEL_NAMES: [&str; 19] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
@@ -68,6 +68,7 @@ pub const SMALL_KERNEL_NAMES: [&str; 18] = [
     "btchol_forward_level_small",
     "btchol_backward_level_small",
     "btchol_factor_seq_small",
+    "btchol_factor_seq_small_1stage",
     "btchol_factor_seq_pair_small",
     "btchol_solve_seq_small",
     "btchol_solve_seq_small_1stage",
@@ -194,9 +195,10 @@ impl KernelSpec {
         2 * (8 * self.ld + 3 * self.ld * (self.ld + 1)) * self.dtype.size_bytes()
     }
 
-    /// Dynamic shared memory of the sequential factor kernel: D and E double-buffered, X.
-    pub fn seq_factor_smem_bytes(&self) -> usize {
-        5 * self.ld * self.ld * self.dtype.size_bytes()
+    /// Dynamic shared memory of the sequential factor kernel with `stages` staging buffers (1 or
+    /// 2) for D and E each, and X.
+    pub fn seq_factor_smem_bytes(&self, stages: usize) -> usize {
+        (2 * stages + 1) * self.ld * self.ld * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the warp-pair sequential factor: D and E per warp, X by step parity.
