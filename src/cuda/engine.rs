@@ -341,10 +341,11 @@ const SEQ_INV_MAX_ITEMS_PER_SM: usize = 4;
 /// step's blocks staged as the step starts (`one`: 17 and 24 KB): one stage where that makes the
 /// whole batch resident at once and two stages do not, so that the other resident warps hide the
 /// copies that a warp no longer overlaps with its own work. Measured (H100, 132 SMs, N = 32,
-/// --rhs device; bench/results/ab/README.md, 2026-11-27), solve, two → one stage: f64 n = 32,
-/// B = 1024 (6 → 12 items per SM resident): 0.88×; f32 n = 32, B = 2048: 0.95×; but where two
-/// stages already hold the batch 1.10–1.14× (f32 n = 32 / f64 n = 16, B = 1024), and where
-/// neither holds it 1.06× (f64 n = 32, B = 2048). `force` names the variable (`=1|2`) that
+/// --rhs device; bench/results/ab/README.md, 2026-11-27), two → one stage: f64 n = 32, B = 1024:
+/// factor 0.82× (5 → 8 items per SM), solve 0.88× (6 → 12); f32 n = 32, B = 2048: solve 0.95×;
+/// but where two stages already hold the batch, solve 1.10–1.14× (f32 n = 32 / f64 n = 16,
+/// B = 1024); and where neither holds it mixed: f64 n = 32, B = 2048 factor 0.83× but solve
+/// 1.06×, f32 factor 1.10×, so two stages there. `force` names the variable (`=1|2`) that
 /// forces either.
 fn seq_one_warp_stages(batch: usize, dev: &Device, two: SeqKernel, one: SeqKernel, force: &str) -> SeqKernel {
     // Items the device holds at once (None if the driver cannot say: then two stages, as before).
