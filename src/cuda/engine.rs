@@ -356,15 +356,21 @@ fn seq_one_warp_stages(batch: usize, dev: &Device, two: SeqKernel, one: SeqKerne
     let one_stage = match std::env::var(force).as_deref() {
         Ok("1") => true,
         Ok("2") => false,
-        _ => match (resident(&two), resident(&one)) {
-            (Some(held_two), Some(held_one)) => held_two < batch && batch <= held_one,
-            _ => false,
-        },
+        _ => one_stage_holds_batch(batch, resident(&two), resident(&one)),
     };
     if one_stage {
         one
     } else {
         two
+    }
+}
+
+/// Whether one stage makes a batch resident at once that two stages do not (`held_*`: items the
+/// device holds at once with either kernel; unknown: no).
+fn one_stage_holds_batch(batch: usize, held_two: Option<usize>, held_one: Option<usize>) -> bool {
+    match (held_two, held_one) {
+        (Some(two), Some(one)) => two < batch && batch <= one,
+        _ => false,
     }
 }
 
@@ -552,7 +558,8 @@ impl<T: Scalar> CudaEngine<T> {
                 SeqKernel::new(f("btchol_factor_seq_pair_small")?, SEQ_PAIR_THREADS, spec.seq_pair_factor_smem_bytes())?
             } else {
                 let two = SeqKernel::new(f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes(2))?;
-                let one = SeqKernel::new(f("btchol_factor_seq_small_1stage")?, SEQ_THREADS, spec.seq_factor_smem_bytes(1))?;
+                let one =
+                    SeqKernel::new(f("btchol_factor_seq_small_1stage")?, SEQ_THREADS, spec.seq_factor_smem_bytes(1))?;
                 seq_one_warp_stages(b, &dev, two, one, "BTCHOL_SEQ_FACTOR_STAGES")
             };
             let solve = if seq_inv_solve(b, &dev, &spec) {
@@ -1588,6 +1595,19 @@ impl<T: Scalar> CudaEngine<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One stage only between what two stages and one stage hold (H100, f64 n = 32 solve: 6 and
+    /// 12 items per SM of 132), and never when the driver cannot say.
+    #[test]
+    fn one_stage_only_where_it_makes_the_batch_resident() {
+        let (two, one) = (Some(6 * 132), Some(12 * 132));
+        for (batch, want) in [(1, false), (792, false), (793, true), (1024, true), (1584, true), (1585, false)] {
+            assert_eq!(one_stage_holds_batch(batch, two, one), want, "B = {batch}");
+        }
+        assert!(!one_stage_holds_batch(1024, None, one));
+        assert!(!one_stage_holds_batch(1024, two, None));
+        assert!(!one_stage_holds_batch(1024, Some(1584), Some(1584)), "no more resident with one stage");
+    }
 
     /// The merged tail of the solve starts at the first level from which every level is small,
     /// covers every level after it, and its table addresses exactly those levels' records.
