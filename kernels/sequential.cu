@@ -330,9 +330,10 @@ struct SeqSweep {
 
 // Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
 // x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row] (SeqSweep).
-// A step's blocks are staged STAGES − 1 steps ahead: 2 overlaps each warp's copies with its own products; 1 halves the static shared memory
-// (17 KB instead of 34 at f64 ld = 32), so that more items are resident per SM where the batch is
-// large, and the other resident warps hide the copies (engine.rs seq_solve_stages).
+// A step's blocks are staged STAGES − 1 steps ahead: 2 overlaps each warp's copies with its own
+// products; 1 halves the static shared memory (17 KB instead of 34 at f64 ld = 32), so that more
+// items are resident per SM where the batch is large, and the other resident warps hide the
+// copies (engine.rs seq_one_warp_stages).
 template <int STAGES>
 __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slots, real* y, int n_blocks, int n,
                                                int m, int rows, long long item_diag, long long item_slots,
