@@ -32,8 +32,7 @@ if [ "$mode" = bundle ]; then
         strip --strip-debug ".bundle-ab/btchol-$side"
         # Each side's kernels compiled here for sm_90 (NVRTC 13.0 from PyPI, as on the GPU
         # machine), so the run spends no device time compiling them; BUNDLE_KERNELS=0 skips it.
-        nvrtc=$(ls -d .venv-nvrtc130/lib/python3*/site-packages/nvidia/cu13/lib 2>/dev/null | head -1)
-        if [ "${BUNDLE_KERNELS:-1}" = 1 ] && [ -n "$nvrtc" ]; then
+        if [ "${BUNDLE_KERNELS:-1}" = 1 ] && nvrtc=$(bash scripts/nvrtc-venv.sh); then
             rm -rf "/tmp/btchol-ab-kcache-$side"
             LD_LIBRARY_PATH="$nvrtc:${LD_LIBRARY_PATH:-}" BTCHOL_CACHE_DIR="/tmp/btchol-ab-kcache-$side" \
                 ".bundle-ab/btchol-$side" kernels --warm --arch sm_90

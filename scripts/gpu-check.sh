@@ -43,8 +43,8 @@ for l in sys.stdin:
     # The kernels compiled here for sm_90 (NVRTC 13.0 from PyPI, as the GPU machine's toolkit), so
     # the run does not spend ~1 minute of device time compiling them (a version mismatch only
     # misses the cache). BUNDLE_KERNELS=0 skips it (~3 min on 2 cores).
-    nvrtc=$(ls -d .venv-nvrtc130/lib/python3*/site-packages/nvidia/cu13/lib 2>/dev/null | head -1)
-    if [ "${BUNDLE_KERNELS:-1}" = 1 ] && [ -n "$nvrtc" ]; then
+    # (A fresh checkout has no .venv-nvrtc130: scripts/nvrtc-venv.sh installs it.)
+    if [ "${BUNDLE_KERNELS:-1}" = 1 ] && nvrtc=$(bash scripts/nvrtc-venv.sh); then
         rm -rf /tmp/btchol-bundle-kcache
         LD_LIBRARY_PATH="$nvrtc:${LD_LIBRARY_PATH:-}" BTCHOL_CACHE_DIR=/tmp/btchol-bundle-kcache \
             .bundle/btchol kernels --warm --arch sm_90

@@ -15,12 +15,8 @@ cd "$(dirname "$0")/.."
 regex=${1:-.}; shift || true
 shapes=("$@"); [ ${#shapes[@]} -eq 0 ] && shapes=(f64:8 f64:16 f64:32 f32:8 f32:16 f32:32)
 venv=.venv-nvrtc130
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-cuobjdump" "nvidia-cuda-nvdisasm"
-fi
-lib=$(ls -d "$venv"/lib/python3*/site-packages/nvidia/cu13/lib | head -1)
-bin=$(ls -d "$venv"/lib/python3*/site-packages/nvidia/cu13/bin | head -1)
+lib=$(bash scripts/nvrtc-venv.sh)
+bin=$(bash scripts/nvrtc-venv.sh --bin)
 export LD_LIBRARY_PATH="$lib" PATH="$bin:$PATH"
 for shape in "${shapes[@]}"; do
     dtype=${shape%%:*}; ld=${shape##*:}
