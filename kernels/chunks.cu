@@ -58,19 +58,55 @@ __device__ __forceinline__ void load_coupling_rows(real (&r)[LD], const real* sl
 // step's cost is the chain's. Two named barriers (the non-aligned barrier.sync, as
 // kernels/sequential.cu's pair): READY (L_b, X_b published) and FREE (the spike warp is done
 // reading them, so the chain warp may publish the next ones). A failed pivot still meets READY,
-// with s_stop set, and both warps stop there.
+// with s_stop set, and every warp stops there.
+// With `linv` (launched with a third warp, CHUNK_FACTOR_INV_THREADS) the *inverse* warp forms
+// L_b⁻¹, the factor's form the solve reads, from the published L_b between READY and FREE, like
+// the spike warp beside the chain, and stores it after FREE; btchol_invert_small then inverts
+// only the separators. (Without it, btchol_invert_small reads every L_b back after the factor:
+// 81 of 757 µs at f64 n = 32, N = 16384, H100.)
 // Dynamic shared memory: chunk_factor_smem_bytes (jit.rs): D_{b+1} and Ψ_{b+2,b+1} staged, L_b,
 // X_b, Y_b, Σ_S.
 #define CHUNK_FACTOR_THREADS 64
+#define CHUNK_FACTOR_INV_THREADS 96
 #define CHUNK_READY_BAR 1
 #define CHUNK_FREE_BAR 2
-__device__ __forceinline__ void chunk_bar_sync(int id) {
-    asm volatile("barrier.sync %0, %1;" ::"r"(id), "n"(CHUNK_FACTOR_THREADS) : "memory");
+__device__ __forceinline__ void chunk_bar_sync(int id, int threads) {
+    asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_THREADS) btchol_factor_chunks_small(
-    real* diag, real* slots, real* fact, real* xslots, real* sep_sums, const int* chunks, const int* left_slots,
-    int n_chunks, int n_blocks, int n, long long item_diag, long long item_slots, long long item_sums,
-    unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted) {
+// The inverse warp: L_b⁻¹ of each step's published L_b (`sL`, leading dimension LD) to `linv`,
+// the whole block (zero outside the lower triangle of its n×n part), as btchol_invert_small.
+// Not inlined: inlined, its registers perturbed the chain warp's allocation (f64 LD = 16: 56 B of
+// spills; NVRTC 13.0).
+__device__ __noinline__ void chunk_inverse_warp(const real* sL, real* linv, const int* ch, int len, int n,
+                                                   int bar_threads, const int* s_stop, int lane) {
+    __shared__ real s_rdiag[LD];  // 1 / L(k, k)
+    for (int j = 0; j < len; ++j) {
+        chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
+        if (*s_stop) return;
+        if (lane < LD) s_rdiag[lane] = real(1) / sL[lane * (LD + 1)];
+        __syncwarp();
+        real x[LD];
+#pragma unroll
+        for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
+        invert_window_chunks<0, LD, true>(x, sL, s_rdiag);
+        if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);  // (done with L_b)
+        // Lane c holds column c: each store is strided, but it is off the chain, and L2 merges
+        // the sectors (a transpose through shared memory would cost the kernel an occupancy
+        // step: 4 → 3 CTAs per SM at f64 LD = 32).
+        real* out = linv + (ch[CH_FIRST] + j) * BS;
+        if (lane < LD)
+#pragma unroll
+            for (int t = 0; t < LD; ++t) {
+                const int row = inverse_slot_row(t);
+                out[row + lane * LD] = row >= lane && row < n ? x[t] : real(0);
+            }
+        __syncwarp();  // (s_rdiag read by every lane before the next step's)
+    }
+}
+extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_factor_chunks_small(
+    real* diag, real* slots, real* fact, real* xslots, real* linv, real* sep_sums, const int* chunks,
+    const int* left_slots, int n_chunks, int n_blocks, int n, long long item_diag, long long item_slots,
+    long long item_sums, unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted) {
     wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* stD = reinterpret_cast<real*>(smem_raw);  // D_{b+1}
@@ -82,18 +118,26 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_THREADS) btchol_factor
     __shared__ __align__(16) real s_col[2 * LD];
     __shared__ real s_invd[LD];
     __shared__ int s_stop;
-    const int lane = threadIdx.x & 31, spike = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const bool spike = warp == 1;
     const int chunk = blockIdx.x % n_chunks, item = blockIdx.x / n_chunks;
     if (skip_item(fail[item], 0)) return;  // masked out
     const int* ch = chunks + CH_REC * chunk;
     const int b0 = ch[CH_FIRST], len = ch[CH_LEN], left = ch[CH_LEFT];
-    const bool pair = left >= 0;
+    const bool pair = left >= 0, inv = linv != nullptr;
+    // The warps that meet at READY and FREE; the chain warp publishes L_b where any reads it.
+    const bool readers = pair || inv;
+    const int bar_threads = 32 * (1 + pair + inv);
     const int* lslot = left_slots + ch[CH_LEFT_SLOTS];
     real* D = diag + item * item_diag;
     real* S = slots + item * item_slots;
     real* XS = xslots + item * item_slots;
     if (threadIdx.x == 0) s_stop = 0;
     __syncthreads();
+    if (warp == 2) {
+        chunk_inverse_warp(sL, linv + item * item_diag, ch, len, n, bar_threads, &s_stop, lane);
+        return;
+    }
     if (spike && !pair) return;
 
     if (spike) {
@@ -104,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_THREADS) btchol_factor
         store_row(sS, y, lane);
         for (int j = 0; j < len; ++j) {
             const int b = b0 + j;
-            chunk_bar_sync(CHUNK_READY_BAR);
+            chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
             if (s_stop) return;
             // 1/L_ii = 1/√p as the chain had it, up to rounding (no division: a call)
             if (lane < LD) s_invd[lane] = rsqrt_pivot<true>(sL[lane + lane * LD] * sL[lane + lane * LD]);
@@ -125,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_THREADS) btchol_factor
                         if (lane < LD) out[ch[CH_FILL_ROWS] ? lane + k * LD : k + lane * LD] = f[k];
                 }
             }
-            if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR);  // (done with L_b and X_b)
+            if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);  // (done with L_b and X_b)
             store_row(sY, y, lane);
             __syncwarp();
             real t[LD];
@@ -168,12 +212,12 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_THREADS) btchol_factor
                 if (lane < n && k <= lane) F[b * BS + lane + k * LD] = a[k];
             if (has_right) store_row(XS + b * BS, x[0], lane);
         }
-        if (pair && j > 0) chunk_bar_sync(CHUNK_FREE_BAR);
+        if (readers && j > 0) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);
         if (f < 0) {
-            if (pair) store_row(sL, a, lane);
+            if (readers) store_row(sL, a, lane);
             store_row(sX, x[0], lane);
         }
-        if (pair) chunk_bar_sync(CHUNK_READY_BAR);
+        if (readers) chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
         else __syncwarp();
         if (f >= 0) break;
         if (has_right) {
