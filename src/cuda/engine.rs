@@ -975,7 +975,9 @@ impl<T: Scalar> CudaEngine<T> {
     /// launch for all levels, kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at
     /// N = 16384 for f64 n = 32 on the H100, 5–8 % of the factor, which buys 15–37 % of every
     /// solve; per-level launches beside the next levels on a second stream measured slower,
-    /// bench/results/experiments/README.md). Nothing elsewhere.
+    /// bench/results/experiments/README.md). A partitioned schedule's chunk kernel forms its
+    /// blocks' L⁻¹ itself (its inverse warp), so this launch takes only the separators there.
+    /// Nothing elsewhere.
     fn enqueue_inverse(&self) -> Result<()> {
         let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
