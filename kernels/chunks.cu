@@ -74,25 +74,32 @@ __device__ __forceinline__ void chunk_bar_sync(int id, int threads) {
     asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 // The inverse warp: L_b⁻¹ of each step's published L_b (`sL`, leading dimension LD) to `linv`,
-// the whole block (zero outside the lower triangle of its n×n part), as btchol_invert_small.
+// the whole block (zero outside the lower triangle of its n×n part), as btchol_invert_small. It
+// copies L_b's lower triangle (packed: 4 KB at f64 LD = 32, which keeps 4 CTAs per H100 SM)
+// before FREE and inverts it during the chain's next step: inverting before FREE held the chain
+// (f64 n = 32, N = 16384: chunk kernel 492 → 783 µs, H100).
 // Not inlined: inlined, its registers perturbed the chain warp's allocation (f64 LD = 16: 56 B of
 // spills; NVRTC 13.0).
 __device__ __noinline__ void chunk_inverse_warp(const real* sL, real* linv, const int* ch, int len, int n,
-                                                   int bar_threads, const int* s_stop, int lane) {
-    __shared__ real s_rdiag[LD];  // 1 / L(k, k)
+                                                int bar_threads, const int* s_stop, int lane) {
+    __shared__ real s_rdiag[LD];                // 1 / L(k, k)
+    __shared__ real s_packed[LD * (LD + 1) / 2];  // L_b's lower triangle (packed_column)
     for (int j = 0; j < len; ++j) {
         chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
         if (*s_stop) return;
-        if (lane < LD) s_rdiag[lane] = real(1) / sL[lane * (LD + 1)];
+        if (lane < LD) {
+            s_rdiag[lane] = real(1) / sL[lane * (LD + 1)];
+#pragma unroll 4
+            for (int k = 0; k <= lane; ++k) s_packed[packed_column(k) + lane - k] = sL[lane + k * LD];
+        }
+        if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);  // (done with L_b)
         __syncwarp();
         real x[LD];
 #pragma unroll
         for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
-        invert_window_chunks<0, LD, true>(x, sL, s_rdiag);
-        if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);  // (done with L_b)
+        invert_window_chunks<0, true>(x, s_packed, s_rdiag);
         // Lane c holds column c: each store is strided, but it is off the chain, and L2 merges
-        // the sectors (a transpose through shared memory would cost the kernel an occupancy
-        // step: 4 → 3 CTAs per SM at f64 LD = 32).
+        // the sectors (a transpose through shared memory would need another 8 KB: 3 CTAs per SM).
         real* out = linv + (ch[CH_FIRST] + j) * BS;
         if (lane < LD)
 #pragma unroll
@@ -100,7 +107,7 @@ __device__ __noinline__ void chunk_inverse_warp(const real* sL, real* linv, cons
                 const int row = inverse_slot_row(t);
                 out[row + lane * LD] = row >= lane && row < n ? x[t] : real(0);
             }
-        __syncwarp();  // (s_rdiag read by every lane before the next step's)
+        __syncwarp();  // (s_rdiag and s_packed read by every lane before the next step's copy)
     }
 }
 extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_factor_chunks_small(

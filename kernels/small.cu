@@ -899,10 +899,11 @@ template <> struct vec16_of<float> { typedef float4 type; };
 // the zero padding of s_blk, so they stay inert. A template recursion, not a loop over C: that
 // loop was not unrolled and put x in local memory. All LD steps run whatever n (the identity
 // extension makes the steps past n inert), so where each row ends is known at compile time.
-// L's leading dimension is SLD; GUARDED (L as the factor kernels leave it, any SLD, its upper
-// triangle not zero, no padding: the chunk factor's inverse warp) reads the window element by
-// element and rows past LD as zero, instead of 16-byte loads of an aligned, zero-padded copy.
-template <int C, int SLD = INV_SLD, bool GUARDED = false>
+// PACKED: L's lower triangle packed by columns (column k, rows k..LD−1, from packed_column(k); the
+// chunk factor's inverse warp), read element by element, rows past LD as zero, instead of 16-byte
+// loads of the aligned, zero-padded copy.
+__device__ __forceinline__ constexpr int packed_column(int k) { return k * LD - k * (k - 1) / 2; }
+template <int C, bool PACKED = false>
 __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* sb, const real* rdiag) {
     if constexpr (C < LD / INV_CHUNK) {
         typedef vec16_of<real>::type vec16;
@@ -910,20 +911,20 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
 #pragma unroll 1
         for (int k = C * INV_CHUNK; k < (C + 1) * INV_CHUNK; ++k) {
             real col[INV_ROUND(W)];  // L(k + t, k)
-            if constexpr (GUARDED) {
+            if constexpr (PACKED) {
 #pragma unroll
-                for (int t = 1; t < W; ++t) col[t] = k + t < LD ? sb[k * (SLD + 1) + t] : real(0);
+                for (int t = 1; t < W; ++t) col[t] = k + t < LD ? sb[packed_column(k) + t] : real(0);
             } else {
 #pragma unroll
                 for (int q = 0; q < INV_ROUND(W) / INV_V; ++q)
-                    *reinterpret_cast<vec16*>(col + q * INV_V) = reinterpret_cast<const vec16*>(sb + k * (SLD + 1))[q];
+                    *reinterpret_cast<vec16*>(col + q * INV_V) = reinterpret_cast<const vec16*>(sb + k * (INV_SLD + 1))[q];
             }
             const real xk = x[0] * rdiag[k];
 #pragma unroll
             for (int t = 0; t < W - 1; ++t) x[t] = fma(-col[t + 1], xk, x[t + 1]);
             x[W - 1] = xk;
         }
-        invert_window_chunks<C + 1, SLD, GUARDED>(x, sb, rdiag);
+        invert_window_chunks<C + 1, PACKED>(x, sb, rdiag);
     }
 }
 // The row of L⁻¹ that window slot t holds once every step ran (row C·c + i ends in slot
