@@ -58,62 +58,19 @@ __device__ __forceinline__ void load_coupling_rows(real (&r)[LD], const real* sl
 // step's cost is the chain's. Two named barriers (the non-aligned barrier.sync, as
 // kernels/sequential.cu's pair): READY (L_b, X_b published) and FREE (the spike warp is done
 // reading them, so the chain warp may publish the next ones). A failed pivot still meets READY,
-// with s_stop set, and every warp stops there.
-// With `linv` (launched with a third warp, CHUNK_FACTOR_INV_THREADS) the *inverse* warp forms
-// L_b⁻¹, the factor's form the solve reads, from the published L_b between READY and FREE, like
-// the spike warp beside the chain, and stores it after FREE; btchol_invert_small then inverts
-// only the separators. (Without it, btchol_invert_small reads every L_b back after the factor:
-// 81 of 757 µs at f64 n = 32, N = 16384, H100.)
+// with s_stop set, and both warps stop there.
 // Dynamic shared memory: chunk_factor_smem_bytes (jit.rs): D_{b+1} and Ψ_{b+2,b+1} staged, L_b,
 // X_b, Y_b, Σ_S.
 #define CHUNK_FACTOR_THREADS 64
-#define CHUNK_FACTOR_INV_THREADS 96
 #define CHUNK_READY_BAR 1
 #define CHUNK_FREE_BAR 2
-__device__ __forceinline__ void chunk_bar_sync(int id, int threads) {
-    asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+__device__ __forceinline__ void chunk_bar_sync(int id) {
+    asm volatile("barrier.sync %0, %1;" ::"r"(id), "n"(CHUNK_FACTOR_THREADS) : "memory");
 }
-// The inverse warp: L_b⁻¹ of each step's published L_b (`sL`, leading dimension LD) to `linv`,
-// the whole block (zero outside the lower triangle of its n×n part), as btchol_invert_small. It
-// copies L_b's lower triangle (packed: 4 KB at f64 LD = 32, which keeps 4 CTAs per H100 SM)
-// before FREE and inverts it during the chain's next step: inverting before FREE held the chain
-// (f64 n = 32, N = 16384: chunk kernel 492 → 783 µs, H100).
-// Not inlined: inlined, its registers perturbed the chain warp's allocation (f64 LD = 16: 56 B of
-// spills; NVRTC 13.0).
-__device__ __noinline__ void chunk_inverse_warp(const real* sL, real* linv, const int* ch, int len, int n,
-                                                int bar_threads, const int* s_stop, int lane) {
-    __shared__ real s_rdiag[LD];                // 1 / L(k, k)
-    __shared__ real s_packed[LD * (LD + 1) / 2];  // L_b's lower triangle (packed_column)
-    for (int j = 0; j < len; ++j) {
-        chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
-        if (*s_stop) return;
-        if (lane < LD) {
-            s_rdiag[lane] = real(1) / sL[lane * (LD + 1)];
-#pragma unroll 4
-            for (int k = 0; k <= lane; ++k) s_packed[packed_column(k) + lane - k] = sL[lane + k * LD];
-        }
-        if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);  // (done with L_b)
-        __syncwarp();
-        real x[LD];
-#pragma unroll
-        for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
-        invert_window_chunks<0, true>(x, s_packed, s_rdiag);
-        // Lane c holds column c: each store is strided, but it is off the chain, and L2 merges
-        // the sectors (a transpose through shared memory would need another 8 KB: 3 CTAs per SM).
-        real* out = linv + (ch[CH_FIRST] + j) * BS;
-        if (lane < LD)
-#pragma unroll
-            for (int t = 0; t < LD; ++t) {
-                const int row = inverse_slot_row(t);
-                out[row + lane * LD] = row >= lane && row < n ? x[t] : real(0);
-            }
-        __syncwarp();  // (s_rdiag and s_packed read by every lane before the next step's copy)
-    }
-}
-extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_factor_chunks_small(
-    real* diag, real* slots, real* fact, real* xslots, real* linv, real* sep_sums, const int* chunks,
-    const int* left_slots, int n_chunks, int n_blocks, int n, long long item_diag, long long item_slots,
-    long long item_sums, unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted) {
+extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_THREADS) btchol_factor_chunks_small(
+    real* diag, real* slots, real* fact, real* xslots, real* sep_sums, const int* chunks, const int* left_slots,
+    int n_chunks, int n_blocks, int n, long long item_diag, long long item_slots, long long item_sums,
+    unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted) {
     wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* stD = reinterpret_cast<real*>(smem_raw);  // D_{b+1}
@@ -125,26 +82,18 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_fa
     __shared__ __align__(16) real s_col[2 * LD];
     __shared__ real s_invd[LD];
     __shared__ int s_stop;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const bool spike = warp == 1;
+    const int lane = threadIdx.x & 31, spike = threadIdx.x >> 5;
     const int chunk = blockIdx.x % n_chunks, item = blockIdx.x / n_chunks;
     if (skip_item(fail[item], 0)) return;  // masked out
     const int* ch = chunks + CH_REC * chunk;
     const int b0 = ch[CH_FIRST], len = ch[CH_LEN], left = ch[CH_LEFT];
-    const bool pair = left >= 0, inv = linv != nullptr;
-    // The warps that meet at READY and FREE; the chain warp publishes L_b where any reads it.
-    const bool readers = pair || inv;
-    const int bar_threads = 32 * (1 + pair + inv);
+    const bool pair = left >= 0;
     const int* lslot = left_slots + ch[CH_LEFT_SLOTS];
     real* D = diag + item * item_diag;
     real* S = slots + item * item_slots;
     real* XS = xslots + item * item_slots;
     if (threadIdx.x == 0) s_stop = 0;
     __syncthreads();
-    if (warp == 2) {
-        chunk_inverse_warp(sL, linv + item * item_diag, ch, len, n, bar_threads, &s_stop, lane);
-        return;
-    }
     if (spike && !pair) return;
 
     if (spike) {
@@ -155,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_fa
         store_row(sS, y, lane);
         for (int j = 0; j < len; ++j) {
             const int b = b0 + j;
-            chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
+            chunk_bar_sync(CHUNK_READY_BAR);
             if (s_stop) return;
             // 1/L_ii = 1/√p as the chain had it, up to rounding (no division: a call)
             if (lane < LD) s_invd[lane] = rsqrt_pivot<true>(sL[lane + lane * LD] * sL[lane + lane * LD]);
@@ -176,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_fa
                         if (lane < LD) out[ch[CH_FILL_ROWS] ? lane + k * LD : k + lane * LD] = f[k];
                 }
             }
-            if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);  // (done with L_b and X_b)
+            if (j + 1 < len) chunk_bar_sync(CHUNK_FREE_BAR);  // (done with L_b and X_b)
             store_row(sY, y, lane);
             __syncwarp();
             real t[LD];
@@ -219,12 +168,12 @@ extern "C" __global__ void __launch_bounds__(CHUNK_FACTOR_INV_THREADS) btchol_fa
                 if (lane < n && k <= lane) F[b * BS + lane + k * LD] = a[k];
             if (has_right) store_row(XS + b * BS, x[0], lane);
         }
-        if (readers && j > 0) chunk_bar_sync(CHUNK_FREE_BAR, bar_threads);
+        if (pair && j > 0) chunk_bar_sync(CHUNK_FREE_BAR);
         if (f < 0) {
-            if (readers) store_row(sL, a, lane);
+            if (pair) store_row(sL, a, lane);
             store_row(sX, x[0], lane);
         }
-        if (readers) chunk_bar_sync(CHUNK_READY_BAR, bar_threads);
+        if (pair) chunk_bar_sync(CHUNK_READY_BAR);
         else __syncwarp();
         if (f >= 0) break;
         if (has_right) {

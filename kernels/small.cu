@@ -899,11 +899,7 @@ template <> struct vec16_of<float> { typedef float4 type; };
 // the zero padding of s_blk, so they stay inert. A template recursion, not a loop over C: that
 // loop was not unrolled and put x in local memory. All LD steps run whatever n (the identity
 // extension makes the steps past n inert), so where each row ends is known at compile time.
-// PACKED: L's lower triangle packed by columns (column k, rows k..LD−1, from packed_column(k); the
-// chunk factor's inverse warp), read element by element, rows past LD as zero, instead of 16-byte
-// loads of the aligned, zero-padded copy.
-__device__ __forceinline__ constexpr int packed_column(int k) { return k * LD - k * (k - 1) / 2; }
-template <int C, bool PACKED = false>
+template <int C>
 __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* sb, const real* rdiag) {
     if constexpr (C < LD / INV_CHUNK) {
         typedef vec16_of<real>::type vec16;
@@ -911,44 +907,30 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
 #pragma unroll 1
         for (int k = C * INV_CHUNK; k < (C + 1) * INV_CHUNK; ++k) {
             real col[INV_ROUND(W)];  // L(k + t, k)
-            if constexpr (PACKED) {
 #pragma unroll
-                for (int t = 1; t < W; ++t) col[t] = k + t < LD ? sb[packed_column(k) + t] : real(0);
-            } else {
-#pragma unroll
-                for (int q = 0; q < INV_ROUND(W) / INV_V; ++q)
-                    *reinterpret_cast<vec16*>(col + q * INV_V) = reinterpret_cast<const vec16*>(sb + k * (INV_SLD + 1))[q];
-            }
+            for (int q = 0; q < INV_ROUND(W) / INV_V; ++q)
+                *reinterpret_cast<vec16*>(col + q * INV_V) = reinterpret_cast<const vec16*>(sb + k * (INV_SLD + 1))[q];
             const real xk = x[0] * rdiag[k];
 #pragma unroll
             for (int t = 0; t < W - 1; ++t) x[t] = fma(-col[t + 1], xk, x[t + 1]);
             x[W - 1] = xk;
         }
-        invert_window_chunks<C + 1, PACKED>(x, sb, rdiag);
+        invert_window_chunks<C + 1>(x, sb, rdiag);
     }
 }
-// The row of L⁻¹ that window slot t holds once every step ran (row C·c + i ends in slot
-// LD − C·(c + 1) + i).
-__device__ __forceinline__ constexpr int inverse_slot_row(int t) {
-    return (LD - 1 - t) / INV_CHUNK * INV_CHUNK + t - (LD - INV_CHUNK * ((LD - 1 - t) / INV_CHUNK + 1));
-}
 // The factor's last kernel: it also reports each item's failure key in `report`, page-locked host
-// memory, so that the host reads the status after its wait with no copy. `blocks`: the blocks to
-// invert, the same `n_inv` in every item (nullptr: blocks 0..n_inv−1; a partitioned schedule's
-// chunk blocks were inverted by the chunk kernel); `per_item` = max(n_inv, 1) warps per item, so
-// that an item with nothing to invert still reports.
+// memory, so that the host reads the status after its wait with no copy.
 extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
-    const real* fact, real* linv, const int* blocks, int n_inv, int per_item, int batch, int n, long long item_diag,
+    const real* fact, real* linv, int n_blocks, int batch, int n, long long item_diag,
     const unsigned long long* fail, unsigned long long* report) {
     wait_for_previous_kernel();
     __shared__ __align__(16) real s_blk[INV_WARPS][INV_BUF];  // L, then L⁻¹; column-major, zero-padded
     __shared__ real s_rdiag[INV_WARPS][LD];                   // 1 / L(k, k)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const long long w = (long long)blockIdx.x * INV_WARPS + warp;
-    const int item = (int)(w / per_item), pos = (int)(w % per_item);
-    if (item < batch && pos == 0 && lane == 0) report[item] = fail[item];
-    if (item >= batch || pos >= n_inv || fail[item] != NO_FAILURE) return;
-    const int blk = blocks ? blocks[pos] : pos;
+    const int item = (int)(w / n_blocks), blk = (int)(w % n_blocks);
+    if (item < batch && blk == 0 && lane == 0) report[item] = fail[item];
+    if (item >= batch || fail[item] != NO_FAILURE) return;
     const real* L = fact + item * item_diag + (long long)blk * BS;
     real* out = linv + item * item_diag + (long long)blk * BS;
     real* sb = s_blk[warp];
@@ -979,7 +961,10 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     __syncwarp();
     if (lane < LD)
 #pragma unroll
-        for (int t = 0; t < LD; ++t) sb[inverse_slot_row(t) + lane * INV_SLD] = x[t];
+        for (int t = 0; t < LD; ++t) {
+            const int c = (LD - 1 - t) / INV_CHUNK, row = c * INV_CHUNK + t - (LD - INV_CHUNK * (c + 1));
+            sb[row + lane * INV_SLD] = x[t];
+        }
     __syncwarp();
 #pragma unroll
     for (int p = 0; p < INV_PER_LANE; ++p) {

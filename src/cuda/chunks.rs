@@ -25,10 +25,6 @@ pub(super) struct ChunkPath<T> {
     pub left_slots: DeviceBuffer<i32>,
     /// Σ_S of each chunk's left separator, per item (n_chunks − 1 blocks).
     pub sums: DeviceBuffer<T>,
-    /// The blocks outside the chunks (the separators), which `btchol_invert_small` still inverts
-    /// where the chunk kernel forms its blocks' L⁻¹ (`None`: it does not, every block is
-    /// inverted after the factor).
-    pub separators_to_invert: Option<(DeviceBuffer<i32>, usize)>,
 }
 
 /// Ints per chunk in the table (kernels/chunks.cu `CH_REC`).
@@ -46,17 +42,6 @@ pub(super) struct ChunkTable {
     pub chunks: Vec<i32>,
     /// Per chunk with a left separator, per step: the slot coupling the step's block to it.
     pub left_slots: Vec<i32>,
-}
-
-impl ChunkTable {
-    /// The blocks of an `n_blocks`-block schedule that no chunk holds, in order.
-    pub fn blocks_outside(&self, n_blocks: usize) -> Vec<i32> {
-        let mut inside = vec![false; n_blocks];
-        for c in self.chunks.chunks(CH_REC) {
-            inside[c[0] as usize..(c[0] + c[1]) as usize].iter_mut().for_each(|b| *b = true);
-        }
-        (0..n_blocks).filter(|&b| !inside[b]).map(|b| b as i32).collect()
-    }
 }
 
 /// The table for `s`'s chunk levels (`None` where it has none). Panics where the levels do not
@@ -163,13 +148,6 @@ mod tests {
                 assert_eq!(t.n_chunks, nb.div_ceil(chunk + 1), "N={nb} chunk={chunk}");
                 let blocks: usize = t.chunks.chunks(CH_REC).map(|c| c[1] as usize).sum();
                 assert_eq!(blocks, s.levels()[..t.levels].iter().map(|l| l.eliminations.len()).sum::<usize>());
-                // The blocks outside the chunks are the separators: the one after each full chunk.
-                let outside = t.blocks_outside(nb);
-                let separators: Vec<i32> = (1..=nb / (chunk + 1))
-                    .map(|k| (k * (chunk + 1) - 1) as i32)
-                    .filter(|&b| (b as usize) < nb)
-                    .collect();
-                assert_eq!(outside, separators, "N={nb} chunk={chunk}");
                 for (k, c) in t.chunks.chunks(CH_REC).enumerate() {
                     assert_eq!(c[0] as usize, k * (chunk + 1), "N={nb} chunk={chunk}: first block");
                     // A full chunk followed by a separator with a left separator of its own makes

@@ -15,9 +15,8 @@ use super::chunks::{chunk_table, ChunkPath};
 use super::cluster::{ClusterLaunch, ClusterSolve};
 use super::factor_cluster::FactorCluster;
 use super::jit::{
-    self, KernelSpec, CHUNK_FACTOR_INV_THREADS, CHUNK_FACTOR_THREADS, CHUNK_THREADS, GEMM_TILE_THREADS, INV_THREADS,
-    MAX_CUDA_BLOCK_SIZE, SEQ_INV_THREADS, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS,
-    TAIL_THREADS,
+    self, KernelSpec, CHUNK_FACTOR_THREADS, CHUNK_THREADS, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE,
+    SEQ_INV_THREADS, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
@@ -607,13 +606,6 @@ impl<T: Scalar> CudaEngine<T> {
                         table: upload(&t.chunks)?,
                         left_slots: upload(&t.left_slots)?,
                         sums: DeviceBuffer::zeroed(&dev, (b * (t.n_chunks - 1) * bs).max(1), "GPU separator sums")?,
-                        separators_to_invert: if std::env::var("BTCHOL_CHUNK_INVERSE").as_deref() == Ok("0") {
-                            None
-                        } else {
-                            let outside = t.blocks_outside(dims.n_blocks);
-                            let list = if outside.is_empty() { vec![-1] } else { outside.clone() }; // (never read if empty)
-                            Some((DeviceBuffer::from_host(&dev, &list, "uploading the separator list")?, outside.len()))
-                        },
                     })
                 }
                 _ => None,
@@ -950,19 +942,14 @@ impl<T: Scalar> CudaEngine<T> {
         let item_sums = ((ch.n_chunks - 1) * self.spec.ld * self.spec.ld) as i64;
         let (diag, slots, fact, xslots, sums) =
             (self.diag.ptr, self.slots.ptr, sp.fact.ptr, sp.xslots.ptr, ch.sums.ptr);
-        // (With the inverse warp the kernel also writes the chunk blocks' L⁻¹.)
-        let (linv, threads) = match ch.separators_to_invert {
-            Some(_) => (sp.linv.ptr, CHUNK_FACTOR_INV_THREADS),
-            None => (0u64, CHUNK_FACTOR_THREADS),
-        };
         let (table, left_slots, n_chunks) = (ch.table.ptr, ch.left_slots.ptr, ch.n_chunks as i32);
         let (fail, thr, boost, boosted) =
             (self.fail.ptr, self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
         let mut a = args![
-            diag, slots, fact, xslots, linv, sums, table, left_slots, n_chunks, nb, n, item_d, item_s, item_sums, fail,
-            thr, boost, boosted
+            diag, slots, fact, xslots, sums, table, left_slots, n_chunks, nb, n, item_d, item_s, item_sums, fail, thr,
+            boost, boosted
         ];
-        unsafe { self.launch_with(&ch.factor, d.batch * ch.n_chunks, threads, ch.smem, &mut a)? };
+        unsafe { self.launch_with(&ch.factor, d.batch * ch.n_chunks, CHUNK_FACTOR_THREADS, ch.smem, &mut a)? };
         if ch.n_chunks > 1 {
             let levels = ch.levels as i32;
             let mut a = args![diag, sums, table, n_chunks, levels, n, item_d, item_sums, fail];
@@ -975,23 +962,14 @@ impl<T: Scalar> CudaEngine<T> {
     /// launch for all levels, kernels/small.cu btchol_invert_small: 6 µs at N = 64 and 76 µs at
     /// N = 16384 for f64 n = 32 on the H100, 5–8 % of the factor, which buys 15–37 % of every
     /// solve; per-level launches beside the next levels on a second stream measured slower,
-    /// bench/results/experiments/README.md). A partitioned schedule's chunk kernel forms its
-    /// blocks' L⁻¹ itself (its inverse warp), so this launch takes only the separators there.
-    /// Nothing elsewhere.
+    /// bench/results/experiments/README.md). Nothing elsewhere.
     fn enqueue_inverse(&self) -> Result<()> {
         let Some(sp) = &self.small else { return Ok(()) };
         let d = self.dims;
         let (fact, linv, item_d, fail) = (sp.fact.ptr, sp.linv.ptr, self.item_extents().0, self.fail.ptr);
-        // Where the chunk kernel inverted its blocks, only the separators are left.
-        let (blocks, n_inv) = match sp.chunks.as_ref().and_then(|ch| ch.separators_to_invert.as_ref()) {
-            Some((list, len)) => (list.ptr, *len),
-            None => (0u64, d.n_blocks),
-        };
-        let per_item = n_inv.max(1); // (an item with nothing to invert still reports its status)
-        let (n_inv_arg, per_item_arg) = (n_inv as i32, per_item as i32);
-        let (b, n, report) = (d.batch as i32, d.block_size as i32, self.reports_mapped);
-        let mut a = args![fact, linv, blocks, n_inv_arg, per_item_arg, b, n, item_d, fail, report];
-        let grid = (d.batch * per_item).div_ceil(INV_THREADS / 32);
+        let (nb, b, n, report) = (d.n_blocks as i32, d.batch as i32, d.block_size as i32, self.reports_mapped);
+        let mut a = args![fact, linv, nb, b, n, item_d, fail, report];
+        let grid = (d.batch * d.n_blocks).div_ceil(INV_THREADS / 32);
         unsafe { self.launch_with(&sp.invert, grid, INV_THREADS, 0, &mut a) }
     }
 

@@ -98,8 +98,6 @@ pub const SEQ_THREADS: usize = 32;
 pub const CHUNK_THREADS: usize = 32;
 /// Threads per CTA of the chunk factor (kernels/chunks.cu `CHUNK_FACTOR_THREADS`): a warp pair.
 pub const CHUNK_FACTOR_THREADS: usize = 64;
-/// The same with the inverse warp that forms the chunk blocks' L⁻¹ (`CHUNK_FACTOR_INV_THREADS`).
-pub const CHUNK_FACTOR_INV_THREADS: usize = 96;
 /// Threads per CTA of the warp-pair sequential factor (kernels/sequential.cu `SEQ_PAIR_THREADS`).
 pub const SEQ_PAIR_THREADS: usize = 64;
 /// Helper warps of the sequential solve with inverses (kernels/sequential.cu `SEQ_INV_HELPERS`);
