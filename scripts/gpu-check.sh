@@ -15,10 +15,10 @@
 #                                 only the tests (warm-up, test binaries, Python binding), or one
 #                                 of their two halves, or only the sanitizers and benchmarks. The
 #                                 whole takes ~15-20 min on the H100 (2026-11-26: tests1 ~3-6 min,
-#                                 tests2 ~8, checks ~6; 2026-11-27: 5.7, 5.5, 3.5 min), more than
-#                                 a device call's 10 minutes, so
-#                                 run it as three calls on one warm machine: run tests1, run
-#                                 tests2, run checks (each prints its summary).
+#                                 tests2 ~8, checks ~6; 2026-11-27: 6.0, 7.3, 4.7 min), more than
+#                                 a device call's 10 minutes, so run it as three calls on one warm
+#                                 machine: run tests1, run tests2, run checks (each prints its
+#                                 summary).
 #   GPU_CHECK_ONLY=REGEX          only the steps whose names match (an extended regex), e.g. to
 #                                 finish a run that a call's time limit cut short
 #
