@@ -89,8 +89,8 @@ __device__ __forceinline__ void panel_load(real (&a)[W], const real* src, int bl
 // rows have received every update from the columns < C0. Returns −1 or the first column (relative
 // to C0) whose pivot is not positive (uniform; the sweep runs on harmlessly after it). All
 // threads call it; `col`: shared, 16-byte aligned.
-template <int W, int C0>
-__device__ __forceinline__ int panel_sweep(real (&a)[W], real (*col)[W], int blk, int i, int n, real thr, real boost,
+template <int W, int C0, int CW = W>
+__device__ __forceinline__ int panel_sweep(real (&a)[W], real (*col)[CW], int blk, int i, int n, real thr, real boost,
                                            int& nboost) {
     constexpr int WP = PANEL_WIDTH(W, C0);
     int failed = -1;
@@ -160,18 +160,143 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // 256 registers). Panel [C0, C0 + W) of every row still active (couplings, and D's rows ≥ C0)
 // first subtracts its finished columns < C0 times D's rows [C0, C0 + W) (staged in shared
 // memory; the row's own finished values are re-read from global memory, where this thread wrote
-// them), then sweeps like potrf_trsm_panel. Same contract as potrf_trsm_panel, except that a
-// failing pivot leaves the panels before it written; sX0 / sX1 may be null (couplings only in
-// global memory, for the fill to read there).
+// them; f64: on the tensor cores, panel_update_dmma), then the panel's potrf. f64: the one warp
+// that holds D's rows [C0, C0 + W) sweeps alone (panel_sweep_warp), publishing L's diagonal
+// block and its pivots' reciprocals, and after one CTA barrier every other row solves its W
+// columns against them on its own (the whole CTA sweeping with a CTA barrier per column took
+// ~55 µs of a 113 µs f64 n = 128 elimination: 128 barriers over 12 warps at 0.26 instructions
+// issued per scheduler cycle; ncu, H100). f32: the whole CTA sweeps like potrf_trsm_panel.
+// Same contract as potrf_trsm_panel, except that a failing pivot leaves the panels before it
+// written; sX0 / sX1 may be null (couplings only in global memory, for the fill to read there).
 #define BLOCKED_PANEL (LD > 64 && LD <= 256 && 3 * LD <= NT)
 // Panel width: 32 columns; 16 above LD = 128, whose 3·LD threads may hold ≤ 85 registers each.
 #define BLOCK_W (LD > 128 ? 16 : 32)
 #if BLOCKED_PANEL
 // Panels C0, C0 + BLOCK_W, … of one thread's row (compile-time C0; −1 or the failing column).
+// Shared memory of the blocked panel: the sweep's column buffer; D's rows of the panel times the
+// finished columns (S[m][k] = L[C0 + k][m], m < C0; sized for the widest C0); the panel's
+// diagonal block by columns (T[j][k] = L[C0 + k][C0 + j]) and its pivots' reciprocal square
+// roots; the diagonal warp's failing column and the boosted pivots so far.
+struct BlockedPanelShared {
+    real col[2][2 * BLOCK_W];  // (zero past the panel's columns: panel_sweep_warp reads there)
+    real S[(LD - 1) / BLOCK_W * BLOCK_W * BLOCK_W];
+    real T[BLOCK_W * BLOCK_W];
+    real rdiag[BLOCK_W];
+    int failed, boosted;
+};
+
+// f64 on sm_80+: the left-looking update of a panel on the FP64 tensor cores (SIMT, it issued 16
+// shared loads and 32 FMAs per finished column and row, ~55 µs of a 93 µs f64 n = 128
+// elimination; ncu, H100).
+constexpr bool BLOCKED_DMMA = DMMA_ARCH && sizeof(real) == 8 && BLOCK_W == 32;
+// The panel's potrf by its diagonal warp alone (panel_sweep_warp), with the tensor-core update;
+// f32 keeps the whole-CTA sweep, which measured 4–26 % faster there (H100, n = 72..128).
+constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
+
+// a[k] −= Σ_{m < C0} L[row][m]·S[m][k] for the rows of this warp (lane ρ: the row of thread
+// 32·warp + ρ), as 4 × 4 tiles of 8 × 8 (mma m8n8k4, k over m in steps of 4). The A fragments are
+// the rows' finished values, read back from global memory (D, X0, X1: blocks 0, 1, 2; zero
+// for rows not active in this panel and for m ≥ n), the B fragments S (shared, staged by the
+// caller). The accumulators are C fragments (row lane/4 of a tile); each lane's row comes back
+// by shuffles, after `load` has filled a[] (not before: both live at once spilled). All 32
+// lanes call it (mma needs the whole warp).
+template <int C0, typename Load>
+__device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real* D, const real* X0, const real* X1,
+                                                  int ncpl, int n, const real* S, Load load) {
+    const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+    const real* arow[4];
+    bool aon[4], any = false;
+#pragma unroll
+    for (int I = 0; I < 4; ++I) {
+        const int t = (threadIdx.x & ~31) + 8 * I + r, b = t / LD, i = t % LD;
+        aon[I] = t < 3 * LD && b <= ncpl && (b > 0 || i >= C0) && i < n;
+        arow[I] = (b == 0 ? D : b == 1 ? X0 : X1) + i;
+        any |= aon[I];
+    }
+    if (!__any_sync(0xffffffffu, any)) return load();  // (warp-uniform: a warp of finished rows)
+    double acc[4][4][2] = {};
+#pragma unroll 2
+    for (int m0 = 0; m0 < C0; m0 += 4) {
+        const int m = m0 + c;
+        double av[4], bv[4];
+#pragma unroll
+        for (int I = 0; I < 4; ++I) av[I] = aon[I] && m < n ? arow[I][(long long)m * LD] : 0.0;
+#pragma unroll
+        for (int J = 0; J < 4; ++J) bv[J] = S[m * BLOCK_W + 8 * J + r];
+#pragma unroll
+        for (int I = 0; I < 4; ++I)
+#pragma unroll
+            for (int J = 0; J < 4; ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
+    }
+    // acc[I][J][e] = U[8I + r][8J + 2c + e]: lane ρ's U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's
+    // acc[ρ / 8][J][e].
+    const int src = 4 * (lane & 7), mine = lane >> 3;
+    load();
+#pragma unroll
+    for (int J = 0; J < 4; ++J)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                real u = 0;
+#pragma unroll
+                for (int I = 0; I < 4; ++I) {
+                    const real v = __shfl_sync(0xffffffffu, acc[I][J][e], src + q);
+                    u = I == mine ? v : u;
+                }
+                a[8 * J + 2 * q + e] -= u;
+            }
+}
+
+// The diagonal warp's sweep over the panel's WP columns (pivot rows: D's rows [C0, C0 + WP), all
+// in this warp; its other lanes solve their rows along) as a loop of identical
+// iterations: each row's remaining columns shift down one register per column, so column j is
+// always a[0]. (The unrolled sweep is ~1.6 k instructions of straight-line code per panel, which a
+// lone warp ran at ~400 ns per column, stalled on instruction fetch and waited on by the other
+// warps: ~50 % of an f64 n = 128 elimination; ncu, H100.) Finished values go straight to
+// row_out / row_so, the pivot rows' also to T and the pivots' reciprocal square roots to rdiag;
+// a[] is consumed. Returns −1 or the failing column (uniform; nothing is written from it on).
 template <int C0>
-__device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, real* row_out, real* row_so, int blk, int i,
-                                                       bool has_row, int n, real (*col)[BLOCK_W], real* S, real thr,
-                                                       real boost, int& nboost) {
+__device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanelShared& sh, real* row_out,
+                                                real* row_so, int blk, int i, bool active, int n, real thr,
+                                                real boost, int& nboost) {
+    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+    const int k = i - C0;  // a pivot row's index in the panel
+    const bool pivot_row = blk == 0 && k >= 0 && k < WP;
+    int failed = -1;
+#pragma unroll 1
+    for (int j = 0; j < WP; ++j) {
+        real* c = sh.col[j & 1];
+        const real v = a[0];
+        if (pivot_row) c[k] = v;  // (c[WP..] stays zero)
+        __syncwarp();
+        bool boosted = false;
+        const real d = C0 + j < n ? policy_pivot(c[j], thr, boost, boosted) : real(1);
+        const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
+        nboost += boosted && failed < 0;
+        failed = (failed < 0 && !ok) ? j : failed;
+        const real piv = ok ? d : real(1);
+        const real rs = rsqrt(piv);
+        const real l = (pivot_row && k == j) ? piv * rs : v * rs;
+        const real t = v * rs * rs;
+        const int col = C0 + j;
+        if (failed < 0) {
+            if (threadIdx.x == C0) sh.rdiag[j] = rs;
+            if (pivot_row && k >= j) sh.T[j * BLOCK_W + k] = l;
+            if (active && i < n && col < n && (blk > 0 || col <= i)) row_out[i + col * LD] = l;
+            if (row_so && active && blk > 0) row_so[i + col * LD] = l;
+        }
+        // Columns j + 1.. move down one (c past the panel is zero).
+#pragma unroll
+        for (int m = 1; m < BLOCK_W; ++m) a[m - 1] = fma(-t, c[j + m], a[m]);
+    }
+    return failed;
+}
+
+template <int C0>
+__device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const real* X0, const real* X1, int ncpl,
+                                                       real* row_out, real* row_so, int blk, int i, bool has_row,
+                                                       int n, BlockedPanelShared& sh, real thr, real boost) {
     if constexpr (C0 >= LD) {
         return -1;
     } else {
@@ -180,15 +305,18 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, real* ro
         real a[BLOCK_W];
         // (Loaded after the barrier: loaded during the previous panel's sweep, it spilled.)
         if constexpr (C0 > 0) __syncthreads();  // the previous panels' stores are visible
-        panel_load<BLOCK_W, C0>(a, row_out, blk, i, active, n);
+        const auto load = [&] { panel_load<BLOCK_W, C0>(a, row_out, blk, i, active, n); };
+        if constexpr (C0 == 0 || !BLOCKED_DMMA) load();
         if constexpr (C0 > 0) {
             // S[m][k] = L[C0 + k][m], m < C0: D's rows of this panel, finished columns.
             for (int e = threadIdx.x; e < C0 * WP; e += NT) {
                 const int m = e / WP, k = e % WP;
-                S[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
+                sh.S[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
             }
             __syncthreads();
-            if (active && i < n) {
+            if constexpr (BLOCKED_DMMA) {
+                panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S, load);
+            } else if (active && i < n) {
                 // The row's finished values come back from global memory, asked into L1 8
                 // columns ahead (one L2 latency waited per column took ~60 µs of a 110 µs f64
                 // n = 128 elimination, ncu, H100; loading batches in registers spilled).
@@ -201,7 +329,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, real* ro
                 for (int m = 0; m < mend; ++m) {
                     if (m + 8 < mend) prefetch_l1(own + (m + 8) * LD);
                     const real l = own[m * LD];
-                    const real* s = S + m * BLOCK_W;
+                    const real* s = sh.S + m * BLOCK_W;
 #pragma unroll
                     for (int k = 0; k < WP; k += 2) {
                         if (k + 1 < WP) {
@@ -215,24 +343,63 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, real* ro
                 }
             }
         }
-        const int f = panel_sweep<BLOCK_W, C0>(a, col, blk, i, n, thr, boost, nboost);
-        if (f >= 0) return C0 + f;
-        if (active) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
-        return potrf_trsm_blocked_panels<C0 + BLOCK_W>(D, row_out, row_so, blk, i, has_row, n, col, S, thr, boost,
-                                                       nboost);
+        if constexpr (!BLOCKED_WARP_SWEEP) {  // the whole CTA sweeps (see BLOCKED_WARP_SWEEP)
+            int nb = 0;
+            const int f = panel_sweep<BLOCK_W, C0>(a, sh.col, blk, i, n, thr, boost, nb);
+            if (threadIdx.x == 0) sh.boosted += nb;
+            if (f >= 0) return C0 + f;
+            if (active) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
+            return potrf_trsm_blocked_panels<C0 + BLOCK_W>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n,
+                                                           sh, thr, boost);
+        }
+        // The diagonal warp: threads [C0, C0 + WP) are D's pivot rows (blk 0); its other lanes
+        // (finished rows, rows below) sweep along, which solves their columns of this panel.
+        const bool diag_warp = threadIdx.x / 32 == C0 / 32;
+        if (diag_warp) {
+            int nb = 0;
+            const int f = panel_sweep_warp<C0>(a, sh, row_out, row_so, blk, i, active, n, thr, boost, nb);
+            if (threadIdx.x == C0) sh.failed = f, sh.boosted += nb;
+        }
+        __syncthreads();
+        if (sh.failed >= 0) return C0 + sh.failed;
+        if (!diag_warp && active) {
+            // Row ← row·L_pp⁻ᵀ (right-looking: x_j final, then its FMAs into the columns after it).
+#pragma unroll
+            for (int j = 0; j < WP; ++j) {
+                const real x = a[j] * sh.rdiag[j];
+                a[j] = x;
+                const real* t = sh.T + j * BLOCK_W;
+#pragma unroll
+                for (int k = j + 1; k < WP; ++k) {
+                    if (k % 2 == 0 && k + 1 < WP) {  // 16-byte broadcast reads (T is 16-byte aligned)
+                        const real2 pair = *reinterpret_cast<const real2*>(t + k);
+                        a[k] = fma(-x, pair.x, a[k]);
+                        a[k + 1] = fma(-x, pair.y, a[k + 1]);
+                    } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == WP)) {
+                        a[k] = fma(-x, t[k], a[k]);
+                    }
+                }
+            }
+        }
+        if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
+        return potrf_trsm_blocked_panels<C0 + BLOCK_W>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
+                                                       thr, boost);
     }
 }
 
 __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, int ncpl, int n, real* sX0, real* sX1,
                                                   real thr, real boost, int& nboost) {
-    __shared__ __align__(16) real col[2][BLOCK_W];
-    // Finished columns × the panel's rows, for the last panel (the widest C0).
-    __shared__ __align__(16) real S[(LD - 1) / BLOCK_W * BLOCK_W * BLOCK_W];
+    __shared__ __align__(16) BlockedPanelShared sh;
     const int blk = threadIdx.x / LD, i = threadIdx.x % LD;
     const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
     real* out = blk == 0 ? D : blk == 1 ? X0 : X1;  // (only has_row threads touch it)
     real* so = blk == 0 ? nullptr : blk == 1 ? sX0 : sX1;
-    return potrf_trsm_blocked_panels<0>(D, out, so, blk, i, has_row, n, col, S, thr, boost, nboost);
+    if (threadIdx.x == 0) sh.boosted = 0;  // (thread 0 is panel 0's first pivot row: its first writer)
+    for (int e = threadIdx.x; e < 4 * BLOCK_W; e += NT) sh.col[e / (2 * BLOCK_W)][e % (2 * BLOCK_W)] = real(0);
+    __syncthreads();
+    const int f = potrf_trsm_blocked_panels<0>(D, X0, X1, ncpl, out, so, blk, i, has_row, n, sh, thr, boost);
+    nboost = sh.boosted;  // complete after the last panel's barrier; thread 0's count is the CTA's
+    return f;
 }
 #endif
 

@@ -100,6 +100,22 @@ template <int K> __device__ __forceinline__ void wait_async() {
 #endif
 }
 
+// The FP64 tensor cores (mma m8n8k4, sm_80+): c += a·b over one k-slice of an 8×8 tile; this
+// lane's a = A[lane/4][slot lane%4], b = B[slot lane%4][lane/4], c = C[lane/4][2·(lane%4) + {0, 1}].
+// All 32 lanes of the warp call it. Callers test DMMA_ARCH (without it, the call does nothing).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define DMMA_ARCH 1
+#else
+#define DMMA_ARCH 0
+#endif
+__device__ __forceinline__ void dmma_8x8x4(double (&c)[2], double a, double b) {
+#if DMMA_ARCH
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(c[0]), "+d"(c[1])
+                 : "d"(a), "d"(b));
+#endif
+}
+
 // Asks for the 128-byte line at `p` in L1 (a hint: no result, no fault on the line's own data).
 __device__ __forceinline__ void prefetch_l1(const void* p) {
     asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));

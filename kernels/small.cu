@@ -41,12 +41,7 @@
 // there row i is contiguous and its element pairs are XOR-swizzled, pair p of row i at
 // i·LD + 2·(p ^ sx_swizzle(i)), so that both a panel warp's row stores (lane i: row i) and the
 // mma fragment loads (lane: row lane/4, pair lane%4 + 4u) are free of bank conflicts.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define SX_DMMA_ARCH 1
-#else
-#define SX_DMMA_ARCH 0
-#endif
-constexpr bool SX_DMMA = SX_DMMA_ARCH && sizeof(real) == 8 && LD % 16 == 0;
+constexpr bool SX_DMMA = DMMA_ARCH && sizeof(real) == 8 && LD % 16 == 0;
 __device__ __forceinline__ int sx_swizzle(int i) { return ((i & 7) >> 1) | ((i & 1) << 2); }
 __device__ __forceinline__ int sx_at(int i, int k) {
     return SX_DMMA ? i * LD + 2 * ((k >> 1) ^ sx_swizzle(i)) + (k & 1) : i + k * LD;
@@ -63,14 +58,7 @@ __device__ __forceinline__ void store_sx_row(real* sx, const real (&x)[LD], int 
     }
 }
 
-#if SX_DMMA_ARCH
-// c += a·b over one k-slice of an 8×8 tile (mma m8n8k4, f64): this lane's a = A[lane/4][slot
-// lane%4], b = B[slot lane%4][lane/4], c = C[lane/4][2·(lane%4) + {0, 1}].
-__device__ __forceinline__ void dmma_8x8x4(double (&c)[2], double a, double b) {
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-                 : "+d"(c[0]), "+d"(c[1])
-                 : "d"(a), "d"(b));
-}
+#if DMMA_ARCH
 // acc[v] += tile (I, J) of X_A·X_Bᵀ for X_A, X_B in the SX_DMMA layout: lane's slot c of k-step
 // (u, v) is k = 2·(4u + c) + v, the same k in its A and B fragments (the sum runs over all k in
 // another order), so each fragment pair is one 16-byte load. Two accumulators (v = 0, 1) keep two
@@ -505,7 +493,7 @@ __device__ __forceinline__ real rowvec_warp(const real (&a)[LD], real x) {
     return s[0] + s[1];
 }
 
-#if SX_DMMA_ARCH
+#if DMMA_ARCH
 // The update's lower 8×8 tiles, D_a − Σ_e X_{a,e}·X_{a,e}ᵀ (only i ≥ j), and every tile of the
 // owned fills, −X_r·X_cᵀ, on the tensor cores, one tile per warp at a time (the DFMA tiles were
 // bound by their shared-memory loads: 2.9 of a level's ~9.5 µs at f64 n = 32, H100). Results go
@@ -631,7 +619,7 @@ __device__ __forceinline__ void factor_record(const int* r, int item, int level,
         return;
     }
     if (!WIDE && PANEL_WRITE_OUT) write_out_panels(r, fact_base, xslot_base, sX, sL, n);
-#if SX_DMMA_ARCH
+#if DMMA_ARCH
     if constexpr (SX_DMMA) {
         real* Da_out = item_diag_base + (a >= 0 ? a : 0) * BS;
         real* item_slots_out = slots + item * item_slots;
