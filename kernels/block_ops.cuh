@@ -515,10 +515,14 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real*
 // 16-byte pieces where LD allows (always when BT_SPLIT: 64 < LD is a multiple of 64 bytes).
 #define GEMM_V (LD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1)
 #define GEMM_PIECES (2 * GEMM_TILE_KC * GEMM_TILE / GEMM_V / GEMM_TILE_THREADS)  // per thread and chunk
+// Row stride of a staged column (elements): 8 past the tile, so that the mma fragment loads (four
+// columns k, eight rows each) fall in distinct shared-memory banks (f64: with 32, every load of
+// GemmDmma was a 4-way conflict).
+#define GEMM_STAGE_LD (GEMM_TILE + 8)
 
 // A chunk: rows [i0, i0 + GEMM_TILE) of A and [j0, …) of B (B skipped when `same`), columns
 // [k0, k0 + GEMM_TILE_KC), as pieces into registers (rows or columns past LD as zero; columns
-// past n are loaded but not used), then into s[operand][k][row].
+// past n are loaded but not used), then into s[operand][k][row] (row stride GEMM_STAGE_LD).
 template <int V>
 __device__ __forceinline__ void gemm_chunk_load(typename vec_of<V>::type (&buf)[GEMM_PIECES], const real* A,
                                                 const real* B, bool same, int i0, int j0, int k0) {
@@ -536,23 +540,152 @@ __device__ __forceinline__ void gemm_chunk_load(typename vec_of<V>::type (&buf)[
 }
 template <int V>
 __device__ __forceinline__ void gemm_chunk_store(const typename vec_of<V>::type (&buf)[GEMM_PIECES], real* s) {
+    constexpr int per_col = GEMM_TILE / V, per_operand = GEMM_TILE_KC * per_col;
 #pragma unroll
-    for (int p = 0; p < GEMM_PIECES; ++p)
-        *reinterpret_cast<typename vec_of<V>::type*>(s + (threadIdx.x + p * GEMM_TILE_THREADS) * V) = buf[p];
+    for (int p = 0; p < GEMM_PIECES; ++p) {
+        const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
+        const int k = op * GEMM_TILE_KC + e % per_operand / per_col, r = e % per_col * V;
+        *reinterpret_cast<typename vec_of<V>::type*>(s + k * GEMM_STAGE_LD + r) = buf[p];
+    }
 }
 
-// stage: shared, 2 · GEMM_TILE_KC · GEMM_TILE elements (declared by the caller, once for every
+// The tile's products, two ways; both sum their k-groups' partial tiles through `stage` at the
+// end and write C (`finish`). k counts the staged chunk's columns, [k_begin, k_end) this group's.
+// SIMT: thread lt of a group owns the MT × MT outputs at (ti, tj).
+struct GemmSimt {
+    int g, lt, ti, tj;
+    bool idle;  // outputs all above the diagonal
+    real acc[MT][MT];
+    __device__ __forceinline__ GemmSimt(bool lower_diag) {
+        g = threadIdx.x / GEMM_GROUP, lt = threadIdx.x % GEMM_GROUP;
+        ti = lt % (GEMM_TILE / MT) * MT, tj = lt / (GEMM_TILE / MT) * MT;
+        idle = lower_diag && tj > ti + MT - 1;
+#pragma unroll
+        for (int u = 0; u < MT; ++u)
+#pragma unroll
+            for (int v = 0; v < MT; ++v) acc[u][v] = 0;
+    }
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_begin, int k_end) {
+        if (idle) return;
+#pragma unroll 2
+        for (int k = k_begin; k < k_end; ++k) {
+            real a[MT], b[MT];
+#pragma unroll
+            for (int u = 0; u < MT; ++u) {
+                a[u] = sA[k * GEMM_STAGE_LD + ti + u];
+                b[u] = sB[k * GEMM_STAGE_LD + tj + u];
+            }
+#pragma unroll
+            for (int u = 0; u < MT; ++u)
+#pragma unroll
+                for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
+        }
+    }
+    template <bool LOWER, bool ACCUM>
+    __device__ __forceinline__ void finish(real* stage, real* C, int n, int i0, int j0, real alpha) {
+        // Groups 1.. leave their partial tiles in `stage` (3 · 16 · 64 ≤ 2 · 64 · 40 elements).
+        __syncthreads();
+        if (g > 0 && !idle) {
+#pragma unroll
+            for (int u = 0; u < MT; ++u)
+#pragma unroll
+                for (int v = 0; v < MT; ++v) stage[((g - 1) * MT * MT + u * MT + v) * GEMM_GROUP + lt] = acc[u][v];
+        }
+        __syncthreads();
+        if (g > 0 || idle) return;
+#pragma unroll
+        for (int u = 0; u < MT; ++u)
+#pragma unroll
+            for (int v = 0; v < MT; ++v) {
+                real sum = acc[u][v];
+#pragma unroll
+                for (int h = 1; h < GEMM_KSPLIT; ++h) sum += stage[((h - 1) * MT * MT + u * MT + v) * GEMM_GROUP + lt];
+                const int i = i0 + ti + u, j = j0 + tj + v;
+                if (i < n && j < n && (!LOWER || i >= j))
+                    C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * sum : alpha * sum;
+            }
+    }
+};
+
+// f64 on sm_80+, the FP64 tensor cores: warp h of a group (2 warps) owns the 8 × 8 tiles of rows
+// 8·(2h + ii), ii = 0, 1, and every column; mma m8n8k4 over the group's columns in steps of 4
+// (columns at or past k_end as zero: a chunk's columns past n may hold anything). SIMT, the
+// 4 × 4 outputs per thread were FMA-bound: 7.5 TFLOP/s at f64 n = 128, N = 4096's first level.
+constexpr bool GEMM_DMMA = DMMA_ARCH && sizeof(real) == 8 && GEMM_GROUP == 64;
+struct GemmDmma {
+    int g, h, lane;
+    bool lower_diag;
+    double acc[2][4][2];
+    __device__ __forceinline__ GemmDmma(bool lower_diag_) {
+        g = threadIdx.x / GEMM_GROUP, h = threadIdx.x / 32 % 2, lane = threadIdx.x % 32, lower_diag = lower_diag_;
+#pragma unroll
+        for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+            for (int J = 0; J < 4; ++J) acc[ii][J][0] = acc[ii][J][1] = 0;
+    }
+    // Tile (2h + ii, J) is all above the diagonal of a diagonal tile of a syrk.
+    __device__ __forceinline__ bool skip(int ii, int J) const { return lower_diag && J > 2 * h + ii; }
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_begin, int k_end) {
+        if (k_begin >= k_end) return;  // (warp-uniform: a group past n)
+        const int r = lane >> 2, c = lane & 3;
+#pragma unroll
+        for (int k0 = k_begin; k0 < k_begin + GEMM_TILE_KC / GEMM_KSPLIT; k0 += 4) {
+            const int k = k0 + c;
+            const bool in = k < k_end;
+            double a[2], b[4];
+#pragma unroll
+            for (int ii = 0; ii < 2; ++ii) a[ii] = in ? sA[k * GEMM_STAGE_LD + 8 * (2 * h + ii) + r] : 0.0;
+#pragma unroll
+            for (int J = 0; J < 4; ++J) b[J] = in ? sB[k * GEMM_STAGE_LD + 8 * J + r] : 0.0;
+#pragma unroll
+            for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+                for (int J = 0; J < 4; ++J)
+                    if (!skip(ii, J)) dmma_8x8x4(acc[ii][J], a[ii], b[J]);
+        }
+    }
+    template <bool LOWER, bool ACCUM>
+    __device__ __forceinline__ void finish(real* stage, real* C, int n, int i0, int j0, real alpha) {
+        const int t = threadIdx.x % GEMM_GROUP;
+        __syncthreads();
+        if (g > 0) {
+#pragma unroll
+            for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+                for (int J = 0; J < 4; ++J)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) stage[((g - 1) * 16 + ii * 8 + J * 2 + e) * GEMM_GROUP + t] = acc[ii][J][e];
+        }
+        __syncthreads();
+        if (g > 0) return;
+#pragma unroll
+        for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+            for (int J = 0; J < 4; ++J)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    real sum = acc[ii][J][e];
+#pragma unroll
+                    for (int q = 1; q < GEMM_KSPLIT; ++q) sum += stage[((q - 1) * 16 + ii * 8 + J * 2 + e) * GEMM_GROUP + t];
+                    // C fragment: row lane/4, columns 2·(lane%4) + e of the tile.
+                    const int i = i0 + 8 * (2 * h + ii) + (lane >> 2), j = j0 + 8 * J + 2 * (lane & 3) + e;
+                    if (i < n && j < n && (!LOWER || i >= j))
+                        C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * sum : alpha * sum;
+                }
+    }
+};
+
+// stage: shared, 2 · GEMM_TILE_KC · GEMM_STAGE_LD elements (declared by the caller, once for every
 // instantiation). All GEMM_TILE_THREADS threads call it.
 template <bool LOWER, bool ACCUM>
 __device__ void gemm_tile_nt(real* C, const real* A, const real* B, const real* A2, const real* B2, int n, int i0,
                              int j0, real alpha, real* stage) {
     constexpr int V = GEMM_V, KG = GEMM_TILE_KC / GEMM_KSPLIT;
     typedef typename vec_of<V>::type piece;
-    const int g = threadIdx.x / GEMM_GROUP, lt = threadIdx.x % GEMM_GROUP;
-    const int ti = lt % (GEMM_TILE / MT) * MT, tj = lt / (GEMM_TILE / MT) * MT;
-    const bool idle = LOWER && i0 == j0 && tj > ti + MT - 1;  // outputs all above the diagonal
+    typedef typename type_if<GEMM_DMMA, GemmDmma, GemmSimt>::type Product;
+    const int g = threadIdx.x / GEMM_GROUP;
+    Product prod(LOWER && i0 == j0);
     const int chunks_per_pass = (n + GEMM_TILE_KC - 1) / GEMM_TILE_KC, chunks = (A2 ? 2 : 1) * chunks_per_pass;
-    real acc[MT][MT] = {};
     piece buf[GEMM_PIECES];
     gemm_chunk_load<V>(buf, A, B, A == B && i0 == j0, i0, j0, 0);
     for (int c = 0; c < chunks; ++c) {
@@ -563,52 +696,17 @@ __device__ void gemm_tile_nt(real* C, const real* A, const real* B, const real* 
         __syncthreads();  // the previous chunk is consumed
         gemm_chunk_store<V>(buf, stage);
         __syncthreads();
-        if (c + 1 < chunks) {  // the next chunk's loads, in flight during this one's FMAs
+        if (c + 1 < chunks) {  // the next chunk's loads, in flight during this one's products
             const bool s2 = c + 1 >= chunks_per_pass;
             const real* NA = s2 ? A2 : A;
             const real* NB = s2 ? B2 : B;
             gemm_chunk_load<V>(buf, NA, NB, NA == NB && i0 == j0, i0, j0,
                                (c + 1 - (s2 ? chunks_per_pass : 0)) * GEMM_TILE_KC);
         }
-        if (idle) continue;
-        const real* sA = stage;
-        const real* sB = same ? stage : stage + GEMM_TILE_KC * GEMM_TILE;
-        const int kend = min(KG * (g + 1), n - k0);
-#pragma unroll 2
-        for (int k = KG * g; k < kend; ++k) {
-            real a[MT], b[MT];
-#pragma unroll
-            for (int u = 0; u < MT; ++u) {
-                a[u] = sA[k * GEMM_TILE + ti + u];
-                b[u] = sB[k * GEMM_TILE + tj + u];
-            }
-#pragma unroll
-            for (int u = 0; u < MT; ++u)
-#pragma unroll
-                for (int v = 0; v < MT; ++v) acc[u][v] += a[u] * b[v];
-        }
+        const real* sB = same ? stage : stage + GEMM_TILE_KC * GEMM_STAGE_LD;
+        prod.chunk(stage, sB, KG * g, min(KG * (g + 1), n - k0));
     }
-    // Groups 1.. leave their partial tiles in `stage` (3 · 16 · 64 ≤ 2 · 64 · 32 elements).
-    __syncthreads();
-    if (g > 0 && !idle) {
-#pragma unroll
-        for (int u = 0; u < MT; ++u)
-#pragma unroll
-            for (int v = 0; v < MT; ++v) stage[((g - 1) * MT * MT + u * MT + v) * GEMM_GROUP + lt] = acc[u][v];
-    }
-    __syncthreads();
-    if (g > 0 || idle) return;
-#pragma unroll
-    for (int u = 0; u < MT; ++u)
-#pragma unroll
-        for (int v = 0; v < MT; ++v) {
-            real sum = acc[u][v];
-#pragma unroll
-            for (int h = 1; h < GEMM_KSPLIT; ++h) sum += stage[((h - 1) * MT * MT + u * MT + v) * GEMM_GROUP + lt];
-            const int i = i0 + ti + u, j = j0 + tj + v;
-            if (i < n && j < n && (!LOWER || i >= j))
-                C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * sum : alpha * sum;
-        }
+    prod.template finish<LOWER, ACCUM>(stage, C, n, i0, j0, alpha);
 }
 
 // C ← −A·Bᵀ (fill-in of an elimination).

@@ -22,6 +22,10 @@ template <> struct vec_of<1> { typedef real type; };
 template <> struct vec_of<2> { typedef real2 type; };
 template <> struct vec_of<4> { typedef float4 type; };  // (f32 only: 16 / sizeof(float))
 
+// std::conditional (NVRTC has no standard headers).
+template <bool C, typename T, typename F> struct type_if { typedef T type; };
+template <typename T, typename F> struct type_if<false, T, F> { typedef F type; };
+
 // Schedule records, 8 int32 each, written by the host from crate::schedule (the single source):
 //   elimination: block, slot_a, survivor_a, slot_c, survivor_c, fill_slot, fill_rows, n_couplings
 //   update:      block, slot_0, source_0,   slot_1, source_1,   -1,        0,         n_sources

@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 2) btchol_factor
     int w = blockIdx.x % per_item;
     if (fail[item] != NO_FAILURE) return;
     real* slot_base = slots + item * item_slots;
-    __shared__ __align__(16) real stage[2 * GEMM_TILE_KC * GEMM_TILE];
+    __shared__ __align__(16) real stage[2 * GEMM_TILE_KC * GEMM_STAGE_LD];
     if (w < n_update * lower_tiles) {
         const int* r = update_recs + REC * (w / lower_tiles);
         int t = w % lower_tiles, tj = 0;
@@ -128,8 +128,8 @@ extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 2) btchol_factor
         const int* r = elim_recs + REC * (w / (T * T));
         const int t = w % (T * T), i0 = t % T * GEMM_TILE, j0 = t / T * GEMM_TILE;
         if (r[5] < 0 || i0 >= n || j0 >= n) return;
-        const real* L[2] = {slot_base + r[1] * BS, slot_base + r[3] * BS};
-        gemm_tile_nt<false, false>(slot_base + r[5] * BS, L[r[6]], L[1 - r[6]], nullptr, nullptr, n, i0, j0, real(-1),
-                                  stage);
+        const real *L0 = slot_base + r[1] * BS, *L1 = slot_base + r[3] * BS;  // (selects: no local array)
+        gemm_tile_nt<false, false>(slot_base + r[5] * BS, r[6] ? L1 : L0, r[6] ? L0 : L1, nullptr, nullptr, n, i0, j0,
+                                  real(-1), stage);
     }
 }
