@@ -13,8 +13,8 @@ __device__ __forceinline__ bool item_ok(const unsigned long long* fail, int item
 // 2n-term chain of dependent loads (ncu, H100, f64 n = 64: 29 µs per forward update). All threads
 // call it (the loop trip count is uniform, for the shuffles).
 template <bool TRANSPOSE>
-__device__ __forceinline__ void subtract_products(real* ydst, const real* slot_base, const real* yb, const int* r, int n,
-                                                  int m, int rows) {
+__device__ __forceinline__ void subtract_products_many(real* ydst, const real* slot_base, const real* yb, const int* r,
+                                                       int n, int m, int rows) {
     int ks = 1;
     while (ks < 32 && 2 * ks * n * m <= NT) ks *= 2;
     const int total = n * m * ks;
@@ -37,6 +37,112 @@ __device__ __forceinline__ void subtract_products(real* ydst, const real* slot_b
         for (int o = ks / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
         if (active && h == 0) ydst[i + (long long)c * rows] -= v;
     }
+}
+
+// The same for m ≤ MC ≤ FEW_RHS right-hand sides, bound by reading the L blocks (n² elements each) with
+// few outputs to spread them over: every warp reads whole 32-row segments of L's columns
+// (coalesced) and keeps many loads in flight, the y columns come from shared memory.
+//   op = identity: warp w takes row group w % RG (32 rows, a lane each) and the columns
+//     k ≡ w / RG (mod KW); the KW partial sums of a row meet in shared memory.
+//   op = transpose: output i is column i of L: warp w takes outputs i ≡ w (mod NW), OB at a
+//     time (their loads issued together), lanes over k, a shuffle reduction per output.
+// (One thread per output walked n dependent loads per block with 128 of 384 threads busy: 55 µs
+// per forward update at f64 n = 128, N = 64; ncu, H100.) All threads call it.
+// FEW_RHS: 8, or fewer where the two buffers (sy: 2·FEW_RHS·LD, part: NW·FEW_RHS·32 elements, about
+// 5·LD·FEW_RHS in all) would pass 24 KiB of static shared memory.
+__device__ constexpr int FEW_RHS_FOR(int f) { return f == 1 || 5 * LD * f * (int)sizeof(real) <= 24576 ? f : FEW_RHS_FOR(f / 2); }
+constexpr int FEW_RHS = FEW_RHS_FOR(8);
+template <bool TRANSPOSE, int MC>
+__device__ __forceinline__ void subtract_products_few(real* ydst, const real* slot_base, const real* yb, const int* r,
+                                                      int n, int m, int rows, real* sy, real* part) {
+    constexpr int NW = NT / 32, RPLK = (LD + 31) / 32, OB = RPLK <= 4 ? 4 : 1;  // (OB·RPLK loads live)
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, np = r[7];
+    const auto y_at = [&](int p, int c, int k) -> real { return sy[(p * MC + c) * LD + k]; };
+    for (int e = threadIdx.x; e < 2 * MC * LD; e += NT) {
+        const int p = e / (MC * LD), c = e / LD % MC, k = e % LD;
+        sy[e] = p < np && c < m && k < n ? yb[(long long)r[2 + 2 * p] * n + (long long)c * rows + k] : real(0);
+    }
+    __syncthreads();
+    if constexpr (TRANSPOSE) {
+        for (int i0 = w; i0 < n; i0 += NW * OB) {
+            real acc[OB][MC] = {};
+            for (int p = 0; p < np; ++p) {
+                const real* L = slot_base + r[1 + 2 * p] * BS;
+                real l[OB][RPLK];
+#pragma unroll
+                for (int o = 0; o < OB; ++o)
+#pragma unroll
+                    for (int t = 0; t < RPLK; ++t) {
+                        const int i = i0 + o * NW, k = lane + 32 * t;
+                        l[o][t] = i < n && k < n ? L[k + (long long)i * LD] : real(0);
+                    }
+#pragma unroll
+                for (int t = 0; t < RPLK; ++t) {
+                    const int k = min(lane + 32 * t, LD - 1);  // (l is zero past n)
+#pragma unroll
+                    for (int c = 0; c < MC; ++c) {
+                        const real yv = y_at(p, c, k);
+#pragma unroll
+                        for (int o = 0; o < OB; ++o) acc[o][c] = fma(l[o][t], yv, acc[o][c]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int o = 0; o < OB; ++o)
+#pragma unroll
+                for (int c = 0; c < MC; ++c) {
+                    real v = acc[o][c];
+#pragma unroll
+                    for (int s = 16; s > 0; s /= 2) v += __shfl_xor_sync(0xffffffffu, v, s);
+                    const int i = i0 + o * NW;
+                    if (lane == 0 && c < m && i < n) ydst[i + (long long)c * rows] -= v;
+                }
+        }
+    } else {
+        const int rg = (n + 31) / 32, kw = NW / rg, g = w % rg, kq = w / rg, i = 32 * g + lane;
+        real acc[MC] = {};
+        if (kq < kw) {
+            for (int p = 0; p < np; ++p) {
+                const real* L = slot_base + r[1 + 2 * p] * BS + i;
+#pragma unroll 8
+                for (int k = kq; k < n; k += kw) {
+                    const real l = i < n ? L[(long long)k * LD] : real(0);
+#pragma unroll
+                    for (int c = 0; c < MC; ++c) acc[c] = fma(l, y_at(p, c, k), acc[c]);
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < MC; ++c) part[(kq * MC + c) * (rg * 32) + i] = acc[c];
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < n * m; e += NT) {
+            const int ii = e % n, c = e / n;
+            real v = 0;
+            for (int q = 0; q < kw; ++q) v += part[(q * MC + c) * (rg * 32) + ii];
+            ydst[ii + (long long)c * rows] -= v;
+        }
+    }
+}
+
+// The column count rounded up to 1, 2, 4 or 8 (≤ FEW_RHS) picks the variant; more take the loop,
+// and so do blocks of columns under 512 bytes (f32 n = 64 measured 2–14 % slower with the
+// variants, f64 n = 64 17–28 % faster; H100).
+constexpr bool FEW_RHS_VARIANTS = LD * sizeof(real) >= 512;
+template <bool TRANSPOSE>
+__device__ __forceinline__ void subtract_products(real* ydst, const real* slot_base, const real* yb, const int* r, int n,
+                                                  int m, int rows) {
+    __shared__ __align__(16) real sy[FEW_RHS_VARIANTS ? 2 * FEW_RHS * LD : 1];  // [source][column][k]
+    __shared__ real part[FEW_RHS_VARIANTS ? NT / 32 * FEW_RHS * 32 : 1];
+    if constexpr (FEW_RHS_VARIANTS) {
+        if (m == 1) return subtract_products_few<TRANSPOSE, 1>(ydst, slot_base, yb, r, n, m, rows, sy, part);
+        if constexpr (FEW_RHS >= 2)
+            if (m == 2) return subtract_products_few<TRANSPOSE, 2>(ydst, slot_base, yb, r, n, m, rows, sy, part);
+        if constexpr (FEW_RHS >= 4)
+            if (m <= 4) return subtract_products_few<TRANSPOSE, 4>(ydst, slot_base, yb, r, n, m, rows, sy, part);
+        if constexpr (FEW_RHS >= 8)
+            if (m <= 8) return subtract_products_few<TRANSPOSE, 8>(ydst, slot_base, yb, r, n, m, rows, sy, part);
+    }
+    subtract_products_many<TRANSPOSE>(ydst, slot_base, yb, r, n, m, rows);
 }
 
 #if BT_LD > 32 && BT_LD <= 128
