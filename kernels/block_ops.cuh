@@ -85,6 +85,22 @@ __device__ __forceinline__ void panel_load(real (&a)[W], const real* src, int bl
     }
 }
 
+// a[k] −= s·v[k] for j < k < WP (v: shared, 16-byte aligned, the same for the whole CTA; pairs
+// as one 16-byte broadcast read). j is a compile-time constant where the caller's loop unrolls.
+template <int W, int WP>
+__device__ __forceinline__ void axpy_after(real (&a)[W], real s, const real* v, int j) {
+#pragma unroll
+    for (int k = j + 1; k < WP; ++k) {
+        if (k % 2 == 0 && k + 1 < WP) {
+            const real2 pair = *reinterpret_cast<const real2*>(v + k);
+            a[k] = fma(-s, pair.x, a[k]);
+            a[k + 1] = fma(-s, pair.y, a[k + 1]);
+        } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == WP)) {
+            a[k] = fma(-s, v[k], a[k]);
+        }
+    }
+}
+
 // The register sweep over columns [C0, C0 + W), whose pivot rows are D's rows [C0, C0 + W): the
 // rows have received every update from the columns < C0. Returns −1 or the first column (relative
 // to C0) whose pivot is not positive (uniform; the sweep runs on harmlessly after it). All
@@ -108,17 +124,7 @@ __device__ __forceinline__ int panel_sweep(real (&a)[W], real (*col)[CW], int bl
         const real rs = rsqrt(piv);
         const real v = a[j];
         a[j] = (blk == 0 && i == C0 + j) ? piv * rs : v * rs;
-        const real t = v * rs * rs;
-#pragma unroll
-        for (int k = j + 1; k < WP; ++k) {
-            if (k % 2 == 0 && k + 1 < WP) {  // 16-byte broadcast reads (c is 16-byte aligned)
-                const real2 pair = *reinterpret_cast<const real2*>(c + k);
-                a[k] = fma(-t, pair.x, a[k]);
-                a[k + 1] = fma(-t, pair.y, a[k + 1]);
-            } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == WP)) {
-                a[k] = fma(-t, c[k], a[k]);
-            }
-        }
+        axpy_after<W, WP>(a, v * rs * rs, c, j);
     }
     return failed;
 }
@@ -366,19 +372,8 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
             // Row ← row·L_pp⁻ᵀ (right-looking: x_j final, then its FMAs into the columns after it).
 #pragma unroll
             for (int j = 0; j < WP; ++j) {
-                const real x = a[j] * sh.rdiag[j];
-                a[j] = x;
-                const real* t = sh.T + j * BLOCK_W;
-#pragma unroll
-                for (int k = j + 1; k < WP; ++k) {
-                    if (k % 2 == 0 && k + 1 < WP) {  // 16-byte broadcast reads (T is 16-byte aligned)
-                        const real2 pair = *reinterpret_cast<const real2*>(t + k);
-                        a[k] = fma(-x, pair.x, a[k]);
-                        a[k + 1] = fma(-x, pair.y, a[k + 1]);
-                    } else if ((k % 2 != 0 && k == j + 1) || (k % 2 == 0 && k + 1 == WP)) {
-                        a[k] = fma(-x, t[k], a[k]);
-                    }
-                }
+                a[j] *= sh.rdiag[j];
+                axpy_after<BLOCK_W, WP>(a, a[j], sh.T + j * BLOCK_W, j);
             }
         }
         if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
