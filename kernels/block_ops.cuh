@@ -257,11 +257,12 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
 // The diagonal warp's sweep over the panel's WP columns (pivot rows: D's rows [C0, C0 + WP), all
 // in this warp; its other lanes solve their rows along) as a loop of identical
 // iterations: each row's remaining columns shift down one register per column, so column j is
-// always a[0]. (The unrolled sweep is ~1.6 k instructions of straight-line code per panel, which a
-// lone warp ran at ~400 ns per column, stalled on instruction fetch and waited on by the other
-// warps: ~50 % of an f64 n = 128 elimination; ncu, H100.) Finished values go straight to
-// row_out / row_so, the pivot rows' also to T and the pivots' reciprocal square roots to rdiag;
-// a[] is consumed. Returns −1 or the failing column (uniform; nothing is written from it on).
+// always a[0]. (The unrolled sweep, ~1.6 k instructions of straight-line code per panel, measured
+// the same at f64 n = 128, N = 64 and 11–13 % slower at N = 1024 / 4096, whose first levels are
+// wide; H100. In ncu the loop takes ~150 warp-state samples per panel of an 83 µs elimination's
+// ~20 k.) Finished values go straight to row_out / row_so, the pivot rows'
+// also to T and the pivots' reciprocal square roots to rdiag; a[] is consumed. Returns −1 or the
+// failing column (uniform; nothing is written from it on).
 template <int C0>
 __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanelShared& sh, real* row_out,
                                                 real* row_so, int blk, int i, bool active, int n, real thr,
