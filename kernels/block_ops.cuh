@@ -169,9 +169,9 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // them; f64: on the tensor cores, panel_update_dmma), then the panel's potrf. f64: the one warp
 // that holds D's rows [C0, C0 + W) sweeps alone (panel_sweep_warp), publishing L's diagonal
 // block and its pivots' reciprocals, and after one CTA barrier every other row solves its W
-// columns against them on its own (the whole CTA sweeping with a CTA barrier per column took
-// ~55 µs of a 113 µs f64 n = 128 elimination: 128 barriers over 12 warps at 0.26 instructions
-// issued per scheduler cycle; ncu, H100). f32: the whole CTA sweeps like potrf_trsm_panel.
+// columns against them on its own (the whole CTA sweeping with a CTA barrier per column was about
+// half the warp-state samples of the 113 µs f64 n = 128 elimination: 128 barriers over 12 warps,
+// 0.26 instructions issued per scheduler cycle; ncu, H100). f32: the whole CTA sweeps like potrf_trsm_panel.
 // Same contract as potrf_trsm_panel, except that a failing pivot leaves the panels before it
 // written; sX0 / sX1 may be null (couplings only in global memory, for the fill to read there).
 #define BLOCKED_PANEL (LD > 64 && LD <= 256 && 3 * LD <= NT)
@@ -192,8 +192,8 @@ struct BlockedPanelShared {
 };
 
 // f64 on sm_80+: the left-looking update of a panel on the FP64 tensor cores (SIMT, it issued 16
-// shared loads and 32 FMAs per finished column and row, ~55 µs of a 93 µs f64 n = 128
-// elimination; ncu, H100).
+// shared loads and 32 FMAs per finished column and row: about half the warp-state samples of the
+// 113 µs f64 n = 128 elimination; ncu, H100).
 constexpr bool BLOCKED_DMMA = DMMA_ARCH && sizeof(real) == 8 && BLOCK_W == 32;
 // The panel's potrf by its diagonal warp alone (panel_sweep_warp), with the tensor-core update;
 // f32 keeps the whole-CTA sweep, which measured 4–26 % faster there (H100, n = 72..128).
