@@ -394,7 +394,9 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
     for (int e = threadIdx.x; e < 4 * BLOCK_W; e += NT) sh.col[e / (2 * BLOCK_W)][e % (2 * BLOCK_W)] = real(0);
     __syncthreads();
     const int f = potrf_trsm_blocked_panels<0>(D, X0, X1, ncpl, out, so, blk, i, has_row, n, sh, thr, boost);
-    nboost = sh.boosted;  // complete after the last panel's barrier; thread 0's count is the CTA's
+    // Thread 0's count is the CTA's: it wrote the count itself (CTA sweep) or reads it after the
+    // last panel's barrier (warp sweep); the other threads' counts are not read.
+    if (threadIdx.x == 0) nboost = sh.boosted;
     return f;
 }
 #endif
