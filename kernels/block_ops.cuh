@@ -177,18 +177,44 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 #define BLOCKED_PANEL (LD > 64 && LD <= 256 && 3 * LD <= NT)
 // Panel width: 32 columns; 16 above LD = 128, whose 3·LD threads may hold ≤ 85 registers each.
 #define BLOCK_W (LD > 128 ? 16 : 32)
+// Threads per CTA of the blocked elimination's cluster variant (potrf_trsm_blocked_cluster).
+#define CLUSTER_ROW_THREADS ((LD + 31) / 32 * 32)
 #if BLOCKED_PANEL
 // Panels C0, C0 + BLOCK_W, … of one thread's row (compile-time C0; −1 or the failing column).
 // Shared memory of the blocked panel: the sweep's column buffer; D's rows of the panel times the
 // finished columns (S[m][k] = L[C0 + k][m], m < C0; sized for the widest C0); the panel's
 // diagonal block by columns (T[j][k] = L[C0 + k][C0 + j]) and its pivots' reciprocal square
-// roots; the diagonal warp's failing column and the boosted pivots so far.
+// roots; the diagonal warp's failing column and the boosted pivots so far. The cluster variant
+// (CL, below) keeps every panel's T and rdiag, in dynamic shared memory (jit.rs
+// eliminate_cluster_smem_bytes: static shared memory stops at 48 KiB), each panel's failing
+// column, and two mbarriers per panel (S's rows written, T published).
+#define BLOCK_PANELS ((LD + BLOCK_W - 1) / BLOCK_W)
+template <bool CL>
 struct BlockedPanelShared {
     real col[2][2 * BLOCK_W];  // (zero past the panel's columns: panel_sweep_warp reads there)
     real S[(LD - 1) / BLOCK_W * BLOCK_W * BLOCK_W];
-    real T[BLOCK_W * BLOCK_W];
-    real rdiag[BLOCK_W];
+    real T1[CL ? 2 : BLOCK_W * BLOCK_W];
+    real rdiag1[CL ? 2 : BLOCK_W];
+    unsigned long long ready[2][CL ? BLOCK_PANELS : 1];
+    int panel_failed[CL ? BLOCK_PANELS : 1];  // (CL: the coupling CTAs read each panel's from the D CTA)
     int failed, boosted;
+    // Panel p's T and rdiag (the CTA variant: one of each, reused).
+    __device__ __forceinline__ real* T(int p) {
+        if constexpr (CL) {
+            extern __shared__ __align__(16) unsigned char smem_raw[];
+            return reinterpret_cast<real*>(smem_raw) + p * BLOCK_W * BLOCK_W;
+        } else {
+            return T1;
+        }
+    }
+    __device__ __forceinline__ real* rdiag(int p) {
+        if constexpr (CL) {
+            extern __shared__ __align__(16) unsigned char smem_raw[];
+            return reinterpret_cast<real*>(smem_raw) + BLOCK_PANELS * BLOCK_W * BLOCK_W + p * BLOCK_W;
+        } else {
+            return rdiag1;
+        }
+    }
 };
 
 // f64 on sm_80+: the left-looking update of a panel on the FP64 tensor cores (SIMT, it issued 16
@@ -205,17 +231,18 @@ constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
 // for rows not active in this panel and for m ≥ n), the B fragments S (shared, staged by the
 // caller). The accumulators are C fragments (row lane/4 of a tile); each lane's row comes back
 // by shuffles, after `load` has filled a[] (not before: both live at once spilled). All 32
-// lanes call it (mma needs the whole warp).
+// lanes call it (mma needs the whole warp). `cta_blk`: −1, thread t holds row t % LD of block
+// t / LD; a cluster CTA's (≥ 0), thread t holds row t of that block.
 template <int C0, typename Load>
 __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real* D, const real* X0, const real* X1,
-                                                  int ncpl, int n, const real* S, Load load) {
+                                                  int ncpl, int n, const real* S, Load load, int cta_blk) {
     const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
     const real* arow[4];
     bool aon[4], any = false;
 #pragma unroll
     for (int I = 0; I < 4; ++I) {
-        const int t = (threadIdx.x & ~31) + 8 * I + r, b = t / LD, i = t % LD;
-        aon[I] = t < 3 * LD && b <= ncpl && (b > 0 || i >= C0) && i < n;
+        const int t = (threadIdx.x & ~31) + 8 * I + r, b = cta_blk < 0 ? t / LD : cta_blk, i = cta_blk < 0 ? t % LD : t;
+        aon[I] = (cta_blk < 0 ? t < 3 * LD : t < LD) && b <= ncpl && (b > 0 || i >= C0) && i < n;
         arow[I] = (b == 0 ? D : b == 1 ? X0 : X1) + i;
         any |= aon[I];
     }
@@ -263,10 +290,10 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
 // ~20 k.) Finished values go straight to row_out / row_so, the pivot rows'
 // also to T and the pivots' reciprocal square roots to rdiag; a[] is consumed. Returns −1 or the
 // failing column (uniform; nothing is written from it on).
-template <int C0>
-__device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanelShared& sh, real* row_out,
-                                                real* row_so, int blk, int i, bool active, int n, real thr,
-                                                real boost, int& nboost) {
+template <int C0, bool CL>
+__device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanelShared<CL>& sh, real* T, real* rdiag,
+                                                real* row_out, real* row_so, int blk, int i, bool active, int n,
+                                                real thr, real boost, int& nboost) {
     constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
     const int k = i - C0;  // a pivot row's index in the panel
     const bool pivot_row = blk == 0 && k >= 0 && k < WP;
@@ -288,8 +315,8 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
         const real t = v * rs * rs;
         const int col = C0 + j;
         if (failed < 0) {
-            if (threadIdx.x == C0) sh.rdiag[j] = rs;
-            if (pivot_row && k >= j) sh.T[j * BLOCK_W + k] = l;
+            if (threadIdx.x == C0) rdiag[j] = rs;  // (D's row C0: the CTA and the cluster variant alike)
+            if (pivot_row && k >= j) T[j * BLOCK_W + k] = l;
             if (active && i < n && col < n && (blk > 0 || col <= i)) row_out[i + col * LD] = l;
             if (row_so && active && blk > 0) row_so[i + col * LD] = l;
         }
@@ -300,29 +327,69 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
     return failed;
 }
 
-template <int C0>
+#if __CUDA_ARCH__ >= 900
+// The cluster variant's signals (CL below): the D CTA's thread 0 tells the coupling CTAs 1..ncpl
+// that their mbarrier `bar` (its counterpart there) is passed; release at cluster scope, so what
+// the D CTA wrote before its last CTA barrier (global memory and shared) is visible to a thread
+// that waits on the barrier.
+__device__ __forceinline__ void signal_couplings(unsigned long long* bar, int ncpl) {
+    for (int r = 1; r <= ncpl; ++r)
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
+                         cluster_map(smem_addr(bar), r))
+                     : "memory");
+}
+__device__ __forceinline__ void load_cluster_pair(double2& v, unsigned remote) {
+    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "r"(remote) : "memory");
+}
+__device__ __forceinline__ void load_cluster_pair(float2& v, unsigned remote) {
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(remote) : "memory");
+}
+#endif
+
+// CL: the cluster variant (btchol_factor_eliminate_cluster): CTA `blk` of a cluster of three
+// holds block blk's rows (thread i: row i; CLUSTER_ROW_THREADS threads), so the three blocks'
+// updates and trsm run on three SMs. The D CTA (blk 0) sweeps as the CTA variant does and
+// signals each panel twice (signal_couplings): once D's rows of the panel have their columns
+// < C0 (S), and once the panel's T and rdiag are published (kept per panel, so nothing is
+// overwritten while the coupling CTAs read it). The coupling CTAs stage S from global memory,
+// update, then copy T, rdiag and the failing column from the D CTA's shared memory and solve.
+// (f64 n = 128, one elimination, globaltimer trace, H200: a panel's D-CTA chain is its update
+// 3–7 µs, the diagonal warp's sweep ~7 µs and the trsm of D's rows below ~3 µs; the sweep,
+// which the cluster does not shorten, bounds what splitting the rows can gain.)
+template <int C0, bool CL>
 __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const real* X0, const real* X1, int ncpl,
                                                        real* row_out, real* row_so, int blk, int i, bool has_row,
-                                                       int n, BlockedPanelShared& sh, real thr, real boost) {
+                                                       int n, BlockedPanelShared<CL>& sh, real thr, real boost) {
     if constexpr (C0 >= LD) {
         return -1;
     } else {
-        constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+        constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), THREADS = CL ? CLUSTER_ROW_THREADS : NT;
+        constexpr int P = C0 / BLOCK_W, TB = CL ? P : 0;  // (this panel's T and rdiag)
+        const bool sweeps = !CL || blk == 0;              // this CTA holds D's rows
         const bool active = has_row && (blk > 0 || i >= C0);
         real a[BLOCK_W];
         // (Loaded after the barrier: loaded during the previous panel's sweep, it spilled.)
-        if constexpr (C0 > 0) __syncthreads();  // the previous panels' stores are visible
+        if constexpr (C0 > 0) {
+#if __CUDA_ARCH__ >= 900
+            if (CL && !sweeps && threadIdx.x == 0) mbar_wait(&sh.ready[0][CL ? P : 0], 0);  // S's rows written
+#endif
+            __syncthreads();  // the previous panels' stores are visible
+        }
         const auto load = [&] { panel_load<BLOCK_W, C0>(a, row_out, blk, i, active, n); };
         if constexpr (C0 == 0 || !BLOCKED_DMMA) load();
         if constexpr (C0 > 0) {
             // S[m][k] = L[C0 + k][m], m < C0: D's rows of this panel, finished columns.
-            for (int e = threadIdx.x; e < C0 * WP; e += NT) {
+            for (int e = threadIdx.x; e < C0 * WP; e += THREADS) {
                 const int m = e / WP, k = e % WP;
                 sh.S[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
             }
             __syncthreads();
+#if __CUDA_ARCH__ >= 900
+            // (Thread 0's warp holds finished rows from panel 1 on: its release delays no update.)
+            if (CL && sweeps && threadIdx.x == 0) signal_couplings(&sh.ready[0][CL ? P : 0], ncpl);
+#endif
             if constexpr (BLOCKED_DMMA) {
-                panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S, load);
+                panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S, load, CL ? blk : -1);
             } else if (active && i < n) {
                 // The row's finished values come back from global memory, asked into L1 8
                 // columns ahead (one L2 latency waited per column took ~60 µs of a 110 µs f64
@@ -351,41 +418,71 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
             }
         }
         if constexpr (!BLOCKED_WARP_SWEEP) {  // the whole CTA sweeps (see BLOCKED_WARP_SWEEP)
+            static_assert(!CL, "the cluster variant needs the diagonal warp's sweep");  // (CL: f64 only)
             int nb = 0;
             const int f = panel_sweep<BLOCK_W, C0>(a, sh.col, blk, i, n, thr, boost, nb);
             if (threadIdx.x == 0) sh.boosted += nb;
             if (f >= 0) return C0 + f;
             if (active) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
-            return potrf_trsm_blocked_panels<C0 + BLOCK_W>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n,
-                                                           sh, thr, boost);
+            return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n,
+                                                               sh, thr, boost);
         }
         // The diagonal warp: threads [C0, C0 + WP) are D's pivot rows (blk 0); its other lanes
         // (finished rows, rows below) sweep along, which solves their columns of this panel.
-        const bool diag_warp = threadIdx.x / 32 == C0 / 32;
+        const bool diag_warp = sweeps && threadIdx.x / 32 == C0 / 32;
         if (diag_warp) {
             int nb = 0;
-            const int f = panel_sweep_warp<C0>(a, sh, row_out, row_so, blk, i, active, n, thr, boost, nb);
-            if (threadIdx.x == C0) sh.failed = f, sh.boosted += nb;
+            const int f =
+                panel_sweep_warp<C0>(a, sh, sh.T(TB), sh.rdiag(TB), row_out, row_so, blk, i, active, n, thr, boost, nb);
+            if (threadIdx.x == C0) {
+                sh.failed = f, sh.boosted += nb;
+                if constexpr (CL) sh.panel_failed[P] = f;
+            }
         }
         __syncthreads();
+#if __CUDA_ARCH__ >= 900
+        if constexpr (CL) {
+            if (sweeps) {
+                if (threadIdx.x == 0) signal_couplings(&sh.ready[1][P], ncpl);
+            } else {
+                if (threadIdx.x == 0) mbar_wait(&sh.ready[1][P], 0);
+                __syncthreads();
+                // This panel's T (lower triangle by columns) and rdiag, and the failing column.
+                static_assert(BLOCK_W * BLOCK_W % 2 == 0 && BLOCK_W % 2 == 0, "pairs");
+                for (int e = 2 * threadIdx.x; e < BLOCK_W * BLOCK_W + BLOCK_W; e += 2 * THREADS) {
+                    real* dst = e < BLOCK_W * BLOCK_W ? sh.T(TB) + e : sh.rdiag(TB) + (e - BLOCK_W * BLOCK_W);
+                    real2 v;
+                    load_cluster_pair(v, cluster_map(smem_addr(dst), 0));
+                    *reinterpret_cast<real2*>(dst) = v;
+                }
+                if (threadIdx.x == 0) {
+                    int f;
+                    const unsigned remote = cluster_map(smem_addr(&sh.panel_failed[P]), 0);
+                    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(f) : "r"(remote));
+                    sh.failed = f;
+                }
+                __syncthreads();
+            }
+        }
+#endif
         if (sh.failed >= 0) return C0 + sh.failed;
         if (!diag_warp && active) {
             // Row ← row·L_pp⁻ᵀ (right-looking: x_j final, then its FMAs into the columns after it).
 #pragma unroll
             for (int j = 0; j < WP; ++j) {
-                a[j] *= sh.rdiag[j];
-                axpy_after<BLOCK_W, WP>(a, a[j], sh.T + j * BLOCK_W, j);
+                a[j] *= sh.rdiag(TB)[j];
+                axpy_after<BLOCK_W, WP>(a, a[j], sh.T(TB) + j * BLOCK_W, j);
             }
         }
         if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
-        return potrf_trsm_blocked_panels<C0 + BLOCK_W>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
-                                                       thr, boost);
+        return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
+                                                           thr, boost);
     }
 }
 
 __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, int ncpl, int n, real* sX0, real* sX1,
                                                   real thr, real boost, int& nboost) {
-    __shared__ __align__(16) BlockedPanelShared sh;
+    __shared__ __align__(16) BlockedPanelShared<false> sh;
     const int blk = threadIdx.x / LD, i = threadIdx.x % LD;
     const bool has_row = blk <= ncpl && threadIdx.x < 3 * LD;
     real* out = blk == 0 ? D : blk == 1 ? X0 : X1;  // (only has_row threads touch it)
@@ -393,11 +490,46 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
     if (threadIdx.x == 0) sh.boosted = 0;  // (thread 0 is panel 0's first pivot row: its first writer)
     for (int e = threadIdx.x; e < 4 * BLOCK_W; e += NT) sh.col[e / (2 * BLOCK_W)][e % (2 * BLOCK_W)] = real(0);
     __syncthreads();
-    const int f = potrf_trsm_blocked_panels<0>(D, X0, X1, ncpl, out, so, blk, i, has_row, n, sh, thr, boost);
+    const int f = potrf_trsm_blocked_panels<0, false>(D, X0, X1, ncpl, out, so, blk, i, has_row, n, sh, thr, boost);
     // Thread 0's count is the CTA's: it wrote the count itself (CTA sweep) or reads it after the
     // last panel's barrier (warp sweep); the other threads' counts are not read.
     if (threadIdx.x == 0) nboost = sh.boosted;
     return f;
+}
+
+// The cluster variant (sm_90, f64: the diagonal warp's sweep; ON false: not compiled, returns
+// −1): CTA `blk` of the elimination's cluster of three, CLUSTER_ROW_THREADS threads. Every CTA of
+// the cluster calls it and gets the same result; the couplings are written to global memory
+// only (split levels). Thread 0 of the D CTA gets the boosted pivots' count.
+template <bool ON>
+__device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, real* X1, int ncpl, int n, int blk,
+                                                          real thr, real boost, int& nboost) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (ON) {
+        __shared__ __align__(16) BlockedPanelShared<true> sh;
+        const int i = threadIdx.x;
+        const bool has_row = blk <= ncpl && i < LD;
+        real* out = blk == 0 ? D : blk == 1 ? X0 : X1;
+        if (threadIdx.x == 0) {
+            sh.boosted = 0;
+            for (int p = 0; p < BLOCK_PANELS; ++p) mbar_init(&sh.ready[0][p], 1), mbar_init(&sh.ready[1][p], 1);
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        for (int e = threadIdx.x; e < 4 * BLOCK_W; e += CLUSTER_ROW_THREADS)
+            sh.col[e / (2 * BLOCK_W)][e % (2 * BLOCK_W)] = real(0);
+        cluster_barrier_relaxed();  // (every mbarrier initialised before the D CTA signals one)
+        __syncthreads();            // (the relaxed barrier orders no memory: col's zeros)
+        // A coupling CTA beyond the elimination's couplings has nothing to do (nothing signals it).
+        const int f = blk <= ncpl ? potrf_trsm_blocked_panels<0, true>(D, X0, X1, ncpl, out, nullptr, blk, i, has_row,
+                                                                       n, sh, thr, boost)
+                                  : -1;
+        if (threadIdx.x == 0) nboost = sh.boosted;
+        // The D CTA's shared memory stays until the couplings have read their last T from it.
+        cluster_barrier_relaxed();
+        return f;
+    }
+#endif
+    return -1;
 }
 #endif
 

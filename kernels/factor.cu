@@ -74,6 +74,39 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
 #endif
 }
 
+// The same elimination on a cluster of three CTAs (CLUSTER_ROW_THREADS threads each), CTA c of
+// cluster x: block c's rows (D, X_0, X_1) of record x % n_work of item x / n_work (engine.rs
+// EliminateCluster: f64 96 < ld ≤ 128 on sm_90, at levels whose clusters fit the SMs at once;
+// elsewhere not launched, and a no-op).
+constexpr bool ELIMINATE_CLUSTER =
+#if BLOCKED_PANEL
+    BLOCKED_WARP_SWEEP;
+#else
+    false;
+#endif
+extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THREADS : 32)
+    btchol_factor_eliminate_cluster(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
+    unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
+    wait_for_previous_kernel();
+#if BLOCKED_PANEL
+    const int x = blockIdx.x / 3, blk = blockIdx.x % 3;
+    const int* r = recs + REC * (x % n_work);
+    const int item = x / n_work;
+    if (skip_item(fail[item], level)) return;  // (the same for the whole cluster: earlier levels' keys)
+    real* D = diag + item * item_diag + r[0] * BS;
+    real* slot_base = slots + item * item_slots;
+    const int ncpl = r[7];
+    real* C1 = ncpl > 1 ? slot_base + r[3] * BS : nullptr;
+    int nboost = 0;
+    const int f = potrf_trsm_blocked_cluster<ELIMINATE_CLUSTER>(D, slot_base + r[1] * BS, C1, ncpl, n, blk, piv_thr,
+                                                                 piv_boost, nboost);
+    if (blk == 0 && threadIdx.x == 0) {
+        if (nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
+        if (f >= 0) atomicMin(&fail[item], fail_key(level, r[0], f));
+    }
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     real* diag, const real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
     const unsigned long long* fail) {

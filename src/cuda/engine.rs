@@ -213,6 +213,39 @@ struct SmallPath<T> {
     chunks: Option<ChunkPath<T>>,
 }
 
+/// The blocked elimination on a cluster of three CTAs per elimination, one per block of rows
+/// (kernels/factor.cu btchol_factor_eliminate_cluster), for split levels whose eliminations
+/// would leave SMs idle: it spreads each elimination's updates and trsm over three SMs.
+struct EliminateCluster {
+    func: CudaFunction,
+    threads: usize,
+    smem: usize,
+    /// Levels of at most this many CTAs (3 per elimination and item) take it.
+    max_ctas: usize,
+}
+
+/// The cluster elimination where the variant has one and the device can run it:
+/// `BTCHOL_ELIMINATE_CLUSTER=0` never, `all` at every split level, otherwise (default) at levels
+/// whose clusters fit the SMs at once.
+fn eliminate_cluster(
+    dev: &Device,
+    spec: &KernelSpec,
+    func: impl FnOnce() -> Result<CudaFunction>,
+) -> Result<Option<EliminateCluster>> {
+    let mode = std::env::var("BTCHOL_ELIMINATE_CLUSTER").unwrap_or_default();
+    if !spec.eliminate_cluster(dev.arch) || mode == "0" {
+        return Ok(None);
+    }
+    let func = func()?;
+    let (threads, smem) = (spec.eliminate_cluster_threads(), spec.eliminate_cluster_smem_bytes());
+    opt_in_shared_memory(&func, smem)?;
+    if (KernelLaunch { grid: 3, threads, smem, cluster: 3, early: false }).max_active(&func)? == 0 {
+        return Ok(None);
+    }
+    let max_ctas = if mode == "all" { i32::MAX as usize } else { dev.sm_count };
+    Ok(Some(EliminateCluster { func, threads, smem, max_ctas }))
+}
+
 /// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
 /// with dynamic shared memory, since its static shared memory counts against the same limit).
 pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
@@ -441,6 +474,7 @@ pub struct CudaEngine<T: Scalar> {
     spec: KernelSpec,
     _module: Arc<CudaModule>,
     k: Kernels,
+    eliminate_cluster: Option<EliminateCluster>,
     small: Option<SmallPath<T>>,
     seq: Option<SeqPath>,
     numerics: GpuNumerics<T>,
@@ -543,6 +577,7 @@ impl<T: Scalar> CudaEngine<T> {
             opt_in_shared_memory(&k.forward_eliminate, spec.solve_smem_bytes())?;
             opt_in_shared_memory(&k.backward_eliminate, spec.solve_smem_bytes())?;
         }
+        let eliminate_cluster = eliminate_cluster(&dev, &spec, || f("btchol_factor_eliminate_cluster"))?;
         let (recs_host, levels) = schedule_records(&schedule);
         let n_slots = schedule.n_slots();
         let bs = spec.ld * spec.ld;
@@ -690,6 +725,7 @@ impl<T: Scalar> CudaEngine<T> {
             spec,
             _module: module,
             k,
+            eliminate_cluster,
             small,
             seq,
             numerics,
@@ -882,8 +918,20 @@ impl<T: Scalar> CudaEngine<T> {
         let nw = lr.n_elim as i32;
         let split = self.split_level(lr);
         let fill = (!split) as i32;
-        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
-        unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, self.spec.factor_smem_bytes(), &mut a)? };
+        match self.eliminate_cluster.as_ref().filter(|ec| split && 3 * d.batch * lr.n_elim <= ec.max_ctas) {
+            Some(ec) => {
+                let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
+                let (threads, smem) = (ec.threads, ec.smem);
+                let launch =
+                    KernelLaunch { grid: 3 * d.batch * lr.n_elim, threads, smem, cluster: 3, early: self.early_launch };
+                unsafe { launch.launch(&ec.func, self.stream.raw, &mut a)? };
+            }
+            None => {
+                let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
+                let smem = self.spec.factor_smem_bytes();
+                unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, smem, &mut a)? };
+            }
+        }
         let update_recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
         let n_update = lr.n_update as i32;
         if split {
