@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# A/B benchmark of two commits on the GPU in one device call (kernel work: is B faster than A?).
+# A/B benchmark of commits on the GPU in one device call (kernel work: is B faster than A?).
 #
-#   scripts/gpu-ab.sh bundle A B   (here, no GPU needed) build the btchol binary of git refs A and B
+#   scripts/gpu-ab.sh bundle A B [C ...]
+#                                  (here, no GPU needed) build the btchol binary of git refs A, B, …
 #                                  (each in a temporary worktree with its own target folder, kept in
 #                                  .ab-build/ so that rebuilds are incremental) into .bundle-ab/,
 #                                  with each side's kernels compiled for sm_90 where NVRTC 13.0 is
 #                                  in .venv-nvrtc130 (scripts/kernel-resources.sh installs it)
+#   scripts/gpu-ab.sh bundle-kernels A B [C ...]
+#                                  one binary (the working tree's) and the kernels/ folder of each
+#                                  ref ("." = the working tree's), run with BTCHOL_KERNEL_DIR: only
+#                                  the kernel source differs between the sides, and bundling takes
+#                                  one build. The binary must be able to launch each side's kernels
+#                                  (same kernel names and arguments; a side that cannot load its
+#                                  kernels fails its bench). Kernels are compiled on the device.
 #   scripts/gpu-ab.sh run [BENCH ARGS...]
-#                                  (on the GPU machine) run the same `btchol bench` on both
-#                                  binaries, interleaved A B A B (so drift hits both), each with its
-#                                  own kernel cache; prints one table with the ref of each row and
+#                                  (on the GPU machine) run the same `btchol bench` on every side,
+#                                  interleaved A B … A B … (so drift hits all), each with its own
+#                                  kernel cache; prints one table with the ref of each row and
 #                                  writes $OUT/ab.csv (OUT defaults to .bundle-ab/out);
-#                                  AB_ROUNDS=K rounds instead of 2
+#                                  AB_ROUNDS=K rounds instead of 2. Other BTCHOL_* settings in the
+#                                  environment apply to every side.
 #
 # Default bench: cuda, nested dissection, f64, n 8,16,32, N 64,1024,16384, --rhs device, 30 repeats.
 # Device call:  run(command="bash scripts/gpu-ab.sh run", carry=[".bundle-ab"])
@@ -19,11 +28,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
 
+sides=(a b c d e f g h)
 if [ "$mode" = bundle ]; then
-    [ $# -eq 3 ] || { echo "usage: $0 bundle REF_A REF_B"; exit 2; }
+    [ $# -ge 3 ] && [ $# -le 9 ] || { echo "usage: $0 bundle REF_A REF_B [REF_C ...] (at most 8)"; exit 2; }
+    shift
     rm -rf .bundle-ab && mkdir -p .bundle-ab .ab-build
-    for side in a b; do
-        ref=$([ $side = a ] && echo "$2" || echo "$3")
+    k=0
+    for ref in "$@"; do
+        side=${sides[$k]}; k=$((k + 1))
         wt=.ab-build/wt-$side
         git worktree remove --force "$wt" 2>/dev/null || true
         git worktree add --detach -q "$wt" "$ref"
@@ -44,8 +56,29 @@ if [ "$mode" = bundle ]; then
     du -sh .bundle-ab
     exit 0
 fi
+if [ "$mode" = bundle-kernels ]; then
+    [ $# -ge 3 ] && [ $# -le 9 ] || { echo "usage: $0 bundle-kernels REF_A REF_B [REF_C ...] (at most 8)"; exit 2; }
+    shift
+    rm -rf .bundle-ab && mkdir -p .bundle-ab
+    cargo build --release --bin btchol
+    strip --strip-debug -o .bundle-ab/btchol target/release/btchol
+    k=0
+    for ref in "$@"; do
+        side=${sides[$k]}; k=$((k + 1))
+        mkdir -p ".bundle-ab/kernels-$side"
+        if [ "$ref" = . ]; then
+            cp kernels/* ".bundle-ab/kernels-$side/"
+            echo ". working-tree" > ".bundle-ab/ref-$side"
+        else
+            git archive "$ref" kernels | tar x -C ".bundle-ab/kernels-$side" --strip-components=1
+            echo "$ref $(git rev-parse --short "$ref")" > ".bundle-ab/ref-$side"
+        fi
+    done
+    du -sh .bundle-ab
+    exit 0
+fi
 
-[ "$mode" = run ] || { echo "usage: $0 bundle REF_A REF_B | run [BENCH ARGS...]"; exit 2; }
+[ "$mode" = run ] || { echo "usage: $0 bundle|bundle-kernels REF_A REF_B [REF_C ...] | run [BENCH ARGS...]"; exit 2; }
 shift
 [ -d .bundle-ab ] || { echo "no .bundle-ab: run '$0 bundle A B' first and carry .bundle-ab"; exit 2; }
 out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
@@ -53,17 +86,30 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(--backend cuda --algorithm nd --dtype f64 --n 8,16,32 --N 64,1024,16384
     --rhs device --repeats 30)
-for side in a b; do  # compile and cache each side's kernels before timing anything
+present=()
+for side in "${sides[@]}"; do [ -f ".bundle-ab/ref-$side" ] && present+=("$side"); done
+# side_run SIDE CMD...: btchol of that side (its own binary, or the shared one with its kernels).
+side_run() {
+    local side=$1; shift
+    if [ -x ".bundle-ab/btchol-$side" ]; then
+        BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side ".bundle-ab/btchol-$side" "$@"
+    else
+        BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side BTCHOL_KERNEL_DIR=".bundle-ab/kernels-$side" .bundle-ab/btchol "$@"
+    fi
+}
+for side in "${present[@]}"; do  # each side's kernels compiled and cached before timing anything
     mkdir -p "/tmp/btchol-ab-$side"
-    [ -f ".bundle-ab/kcache-$side.tgz" ] && tar xzf ".bundle-ab/kcache-$side.tgz" -C "/tmp/btchol-ab-$side"
-    BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side ".bundle-ab/btchol-$side" kernels --warm > /dev/null 2>&1 || true
+    if [ -f ".bundle-ab/kcache-$side.tgz" ]; then
+        tar xzf ".bundle-ab/kcache-$side.tgz" -C "/tmp/btchol-ab-$side"
+        side_run "$side" kernels --warm > /dev/null 2>&1 || true
+    fi  # (kernel sides compile on the bench's first use, which its warm-up runs absorb)
 done
 first=1
 for round in $(seq "${AB_ROUNDS:-2}"); do
-    for side in a b; do
+    for side in "${present[@]}"; do
         ref=$(cat ".bundle-ab/ref-$side")
-        BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side ".bundle-ab/btchol-$side" bench "${args[@]}" \
-            --csv "$out/$side-$round.csv" > /dev/null
+        side_run "$side" bench "${args[@]}" --csv "$out/$side-$round.csv" > /dev/null \
+            || { echo "side $side ($ref): bench failed" >&2; continue; }
         if [ $first = 1 ]; then printf 'side,round,ref,'; head -1 "$out/$side-$round.csv"; first=0; fi
         tail -n +2 "$out/$side-$round.csv" | sed "s|^|$side,$round,${ref// /@},|"
     done
@@ -78,13 +124,22 @@ for r in rows:  # per side and shape, the better of the rounds' medians
     f, s = float(r["factor_us_median"]), float(r["solve_us_median"])
     best[k] = (min(f, best[k][0]), min(s, best[k][1])) if k in best else (f, s)
 refs = {r["side"]: r["ref"].replace("@", " ") for r in rows}
-print(f"A = {refs.get('a')}   B = {refs.get('b')}   (µs, median per run, better of the rounds)")
-print(f"{'dtype':>5} {'alg':>4} {'n':>4} {'N':>6} {'batch':>6} {'A factor':>10} {'B factor':>10} {'B/A':>6} "
-      f"{'A solve':>10} {'B solve':>10} {'B/A':>6}")
+sides = sorted(refs)
+if not sides:
+    sys.exit("no side produced results")
+print("   ".join(f"{s.upper()} = {refs[s]}" for s in sides) + "   (µs, median per run, better of the rounds; x/A: ratio)")
+head = f"{'dtype':>5} {'alg':>4} {'n':>4} {'N':>6} {'batch':>6}"
+for what in ("factor", "solve"):
+    head += "".join(f" {s.upper() + ' ' + what:>10}" + ("" if s == sides[0] else f" {s.upper() + '/A':>5}") for s in sides)
+print(head)
 for k in sorted({key(r) for r in rows}):
-    a, b = best.get(("a", k)), best.get(("b", k))
-    if not a or not b:
-        continue
-    print(f"{k[0]:>5} {k[4]:>4} {k[1]:>4} {k[2]:>6} {k[3]:>6} {a[0]:>10.1f} {b[0]:>10.1f} {b[0]/a[0]:>6.2f} "
-          f"{a[1]:>10.1f} {b[1]:>10.1f} {b[1]/a[1]:>6.2f}")
+    line = f"{k[0]:>5} {k[4]:>4} {k[1]:>4} {k[2]:>6} {k[3]:>6}"
+    for i in (0, 1):
+        base = best.get((sides[0], k))
+        for s in sides:
+            v = best.get((s, k))
+            line += f" {v[i]:>10.1f}" if v else f" {'-':>10}"
+            if s != sides[0]:
+                line += f" {v[i] / base[i]:>5.2f}" if v and base else f" {'-':>5}"
+    print(line)
 PY
