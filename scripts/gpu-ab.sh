@@ -9,7 +9,8 @@
 #                                  in .venv-nvrtc130 (scripts/kernel-resources.sh installs it)
 #   scripts/gpu-ab.sh bundle-kernels A B [C ...]
 #                                  one binary (the working tree's) and the kernels/ folder of each
-#                                  ref ("." = the working tree's), run with BTCHOL_KERNEL_DIR: only
+#                                  ref ("." = the working tree's; a folder: the working tree's with
+#                                  that folder's files over them), run with BTCHOL_KERNEL_DIR: only
 #                                  the kernel source differs between the sides, and bundling takes
 #                                  one build. The binary must be able to launch each side's kernels
 #                                  (same kernel names and arguments; a side that cannot load its
@@ -66,9 +67,10 @@ if [ "$mode" = bundle-kernels ]; then
     for ref in "$@"; do
         side=${sides[$k]}; k=$((k + 1))
         mkdir -p ".bundle-ab/kernels-$side"
-        if [ "$ref" = . ]; then
-            cp kernels/* ".bundle-ab/kernels-$side/"
-            echo ". working-tree" > ".bundle-ab/ref-$side"
+        if [ "$ref" = . ] || [ -d "$ref" ]; then  # the working tree's kernels, or a folder of variants
+            src=$([ "$ref" = . ] && echo kernels || echo "$ref")
+            cp kernels/* ".bundle-ab/kernels-$side/" && cp "$src"/* ".bundle-ab/kernels-$side/"
+            echo "$ref $(basename "$(cd "$src" && pwd)")" > ".bundle-ab/ref-$side"
         else
             git archive "$ref" kernels | tar x -C ".bundle-ab/kernels-$side" --strip-components=1
             echo "$ref $(git rev-parse --short "$ref")" > ".bundle-ab/ref-$side"
