@@ -5,6 +5,8 @@
 //   -DBT_FUSED=0|1        1: stage blocks in shared memory (small n); 0: work in global memory
 //   -DBT_SPLIT=0|1        1: a level's fills and updates as 32×32 tiles, one CTA each (64 < n)
 //   -DBT_BOOST=0|1        1: the pivot policy (boost small pivots) is compiled in
+//   -DBT_ELIMINATE_CLUSTER=0|1  1: the blocked elimination's cluster variant is compiled in (jit.rs
+//                         KernelSpec::eliminate_cluster decides where; elsewhere it is a no-op)
 // Blocks are column-major with leading dimension BT_LD and block stride BT_LD·BT_LD; the problem's
 // own block size n (≤ BT_LD) is a kernel argument.
 typedef BT_T real;

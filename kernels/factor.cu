@@ -76,13 +76,13 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
 
 // The same elimination on a cluster of three CTAs (CLUSTER_ROW_THREADS threads each), CTA c of
 // cluster x: block c's rows (D, X_0, X_1) of record x % n_work of item x / n_work (engine.rs
-// EliminateCluster: f64 96 < ld ≤ 128 on sm_90, at levels whose clusters fit the SMs at once;
-// elsewhere not launched, and a no-op).
-constexpr bool ELIMINATE_CLUSTER =
+// EliminateCluster, at levels whose clusters fit the SMs at once). Compiled in where jit.rs
+// KernelSpec::eliminate_cluster says (BT_ELIMINATE_CLUSTER); elsewhere not launched, and a no-op.
 #if BLOCKED_PANEL
-    BLOCKED_WARP_SWEEP;
+constexpr bool ELIMINATE_CLUSTER = BT_ELIMINATE_CLUSTER;
+static_assert(!ELIMINATE_CLUSTER || BLOCKED_WARP_SWEEP, "the cluster variant needs the diagonal warp's sweep");
 #else
-    false;
+constexpr bool ELIMINATE_CLUSTER = false;
 #endif
 extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THREADS : 32)
     btchol_factor_eliminate_cluster(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,

@@ -306,6 +306,7 @@ impl KernelSpec {
             format!("-DBT_FUSED={}", self.fused as i32),
             format!("-DBT_SPLIT={}", self.split_gemm() as i32),
             format!("-DBT_BOOST={}", self.boost as i32),
+            format!("-DBT_ELIMINATE_CLUSTER={}", self.eliminate_cluster(arch) as i32),
         ];
         if std::env::var("BTCHOL_NVRTC_LINEINFO").is_ok_and(|v| v == "1") {
             v.push("-lineinfo".into());
