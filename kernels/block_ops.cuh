@@ -225,6 +225,27 @@ constexpr bool BLOCKED_DMMA = DMMA_ARCH && sizeof(real) == 8 && BLOCK_W == 32;
 // f32 keeps the whole-CTA sweep, which measured 4–26 % faster there (H100, n = 72..128).
 constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
 
+// a[k] −= U[ρ][k] for lane ρ of the warp, U the 32 × 32 product in the mma C fragments of
+// tiles 8 × 8: acc[I][J][e] = U[8I + r][8J + 2c + e] (r = lane / 4, c = lane % 4), so lane ρ's
+// U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's acc[ρ / 8][J][e]. All 32 lanes call it.
+__device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const double (&acc)[4][4][2]) {
+    const int lane = threadIdx.x & 31, src = 4 * (lane & 7), mine = lane >> 3;
+#pragma unroll
+    for (int J = 0; J < 4; ++J)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                real u = 0;
+#pragma unroll
+                for (int I = 0; I < 4; ++I) {
+                    const real v = __shfl_sync(0xffffffffu, acc[I][J][e], src + q);
+                    u = I == mine ? v : u;
+                }
+                a[8 * J + 2 * q + e] -= u;
+            }
+}
+
 // a[k] −= Σ_{m < C0} L[row][m]·S[m][k] for the rows of this warp (lane ρ: the row of thread
 // 32·warp + ρ), as 4 × 4 tiles of 8 × 8 (mma m8n8k4, k over m in steps of 4). The A fragments are
 // the rows' finished values, read back from global memory (D, X0, X1: blocks 0, 1, 2; zero
@@ -261,24 +282,8 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
 #pragma unroll
             for (int J = 0; J < 4; ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
     }
-    // acc[I][J][e] = U[8I + r][8J + 2c + e]: lane ρ's U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's
-    // acc[ρ / 8][J][e].
-    const int src = 4 * (lane & 7), mine = lane >> 3;
     load();
-#pragma unroll
-    for (int J = 0; J < 4; ++J)
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                real u = 0;
-#pragma unroll
-                for (int I = 0; I < 4; ++I) {
-                    const real v = __shfl_sync(0xffffffffu, acc[I][J][e], src + q);
-                    u = I == mine ? v : u;
-                }
-                a[8 * J + 2 * q + e] -= u;
-            }
+    dmma_rows_subtract(a, acc);
 }
 
 // The diagonal warp's sweep over the panel's WP columns (pivot rows: D's rows [C0, C0 + WP), all
@@ -336,11 +341,24 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
     return failed;
 }
 
+// Row ← row·L_pp⁻ᵀ for the panel [C0, C0 + WP) of a row below its pivot rows, against the
+// published diagonal block T (T[j][k] = L[C0 + k][C0 + j]) and its pivots' reciprocals rdiag
+// (right-looking: x_j final, then its FMAs into the columns after it).
+template <int C0>
+__device__ __forceinline__ void panel_solve(real (&a)[BLOCK_W], const real* T, const real* rdiag) {
+    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+#pragma unroll
+    for (int j = 0; j < WP; ++j) {
+        a[j] *= rdiag[j];
+        axpy_after<BLOCK_W, WP>(a, a[j], T + j * BLOCK_W, j);
+    }
+}
+
 #if __CUDA_ARCH__ >= 900
-// The cluster variant's signals (CL below): the D CTA's thread 0 tells the coupling CTAs 1..ncpl
-// that their mbarrier `bar` (its counterpart there) is passed; release at cluster scope, so what
-// the D CTA wrote before its last CTA barrier (global memory and shared) is visible to a thread
-// that waits on the barrier.
+// The cluster variant's signals (CL below): lane 0 of a D-CTA warp tells the coupling CTAs
+// 1..ncpl that their mbarrier `bar` (its counterpart there) is passed; release at cluster scope,
+// so what the warp wrote before its last __syncwarp (global memory and shared) is visible to a
+// thread that waits on the barrier.
 __device__ __forceinline__ void signal_couplings(unsigned long long* bar, int ncpl) {
     for (int r = 1; r <= ncpl; ++r)
         asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
@@ -357,8 +375,8 @@ __device__ __forceinline__ void load_cluster_pair(float2& v, unsigned remote) {
 
 // CL: the cluster variant (btchol_factor_eliminate_cluster): CTA `blk` of a cluster of three
 // holds block blk's rows (thread i: row i; CLUSTER_ROW_THREADS threads), so the three blocks'
-// updates and trsm run on three SMs. The D CTA (blk 0) sweeps as the CTA variant does and
-// signals each panel twice (signal_couplings): once D's rows of the panel have their columns
+// updates and trsm run on three SMs. The D CTA (blk 0) runs lookahead_d_cta (below), not this:
+// it signals each panel twice (signal_couplings): once D's rows of the panel have their columns
 // < C0 (S), and once the panel's T and rdiag are published (kept per panel, so nothing is
 // overwritten while the coupling CTAs read it). The coupling CTAs stage S from global memory,
 // update, then copy T, rdiag and the failing column from the D CTA's shared memory and solve.
@@ -374,13 +392,13 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
     } else {
         constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), THREADS = CL ? CLUSTER_ROW_THREADS : NT;
         constexpr int P = C0 / BLOCK_W, TB = CL ? P : 0;  // (this panel's T and rdiag)
-        const bool sweeps = !CL || blk == 0;              // this CTA holds D's rows
+        const bool sweeps = !CL;  // this CTA holds D's rows (CL: a coupling CTA; see lookahead_d_cta)
         const bool active = has_row && (blk > 0 || i >= C0);
         real a[BLOCK_W];
         // (Loaded after the barrier: loaded during the previous panel's sweep, it spilled.)
         if constexpr (C0 > 0) {
 #if __CUDA_ARCH__ >= 900
-            if (CL && !sweeps && threadIdx.x == 0) mbar_wait(&sh.ready[0][CL ? P : 0], 0);  // S's rows written
+            if (CL && threadIdx.x == 0) mbar_wait(&sh.ready[0][CL ? P : 0], 0);  // S's rows written
 #endif
             __syncthreads();  // the previous panels' stores are visible
         }
@@ -393,10 +411,6 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
                 sh.S[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
             }
             __syncthreads();
-#if __CUDA_ARCH__ >= 900
-            // (Thread 0's warp holds finished rows from panel 1 on: its release delays no update.)
-            if (CL && sweeps && threadIdx.x == 0) signal_couplings(&sh.ready[0][CL ? P : 0], ncpl);
-#endif
             if constexpr (BLOCKED_DMMA) {
                 panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S, load, CL ? blk : -1);
             } else if (active && i < n) {
@@ -443,46 +457,32 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
             int nb = 0;
             const int f =
                 panel_sweep_warp<C0>(a, sh, sh.T(TB), sh.rdiag(TB), row_out, row_so, blk, i, active, n, thr, boost, nb);
-            if (threadIdx.x == C0) {
-                sh.failed = f, sh.boosted += nb;
-                if constexpr (CL) sh.panel_failed[P] = f;
-            }
+            if (threadIdx.x == C0) sh.failed = f, sh.boosted += nb;
         }
         __syncthreads();
 #if __CUDA_ARCH__ >= 900
         if constexpr (CL) {
-            if (sweeps) {
-                if (threadIdx.x == 0) signal_couplings(&sh.ready[1][P], ncpl);
-            } else {
-                if (threadIdx.x == 0) mbar_wait(&sh.ready[1][P], 0);
-                __syncthreads();
-                // This panel's T (lower triangle by columns) and rdiag, and the failing column.
-                static_assert(BLOCK_W * BLOCK_W % 2 == 0 && BLOCK_W % 2 == 0, "pairs");
-                for (int e = 2 * threadIdx.x; e < BLOCK_W * BLOCK_W + BLOCK_W; e += 2 * THREADS) {
-                    real* dst = e < BLOCK_W * BLOCK_W ? sh.T(TB) + e : sh.rdiag(TB) + (e - BLOCK_W * BLOCK_W);
-                    real2 v;
-                    load_cluster_pair(v, cluster_map(smem_addr(dst), 0));
-                    *reinterpret_cast<real2*>(dst) = v;
-                }
-                if (threadIdx.x == 0) {
-                    int f;
-                    const unsigned remote = cluster_map(smem_addr(&sh.panel_failed[P]), 0);
-                    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(f) : "r"(remote));
-                    sh.failed = f;
-                }
-                __syncthreads();
+            if (threadIdx.x == 0) mbar_wait(&sh.ready[1][P], 0);
+            __syncthreads();
+            // This panel's T (lower triangle by columns) and rdiag, and the failing column.
+            static_assert(BLOCK_W * BLOCK_W % 2 == 0 && BLOCK_W % 2 == 0, "pairs");
+            for (int e = 2 * threadIdx.x; e < BLOCK_W * BLOCK_W + BLOCK_W; e += 2 * THREADS) {
+                real* dst = e < BLOCK_W * BLOCK_W ? sh.T(TB) + e : sh.rdiag(TB) + (e - BLOCK_W * BLOCK_W);
+                real2 v;
+                load_cluster_pair(v, cluster_map(smem_addr(dst), 0));
+                *reinterpret_cast<real2*>(dst) = v;
             }
+            if (threadIdx.x == 0) {
+                int f;
+                const unsigned remote = cluster_map(smem_addr(&sh.panel_failed[P]), 0);
+                asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(f) : "r"(remote));
+                sh.failed = f;
+            }
+            __syncthreads();
         }
 #endif
         if (sh.failed >= 0) return C0 + sh.failed;
-        if (!diag_warp && active) {
-            // Row ← row·L_pp⁻ᵀ (right-looking: x_j final, then its FMAs into the columns after it).
-#pragma unroll
-            for (int j = 0; j < WP; ++j) {
-                a[j] *= sh.rdiag(TB)[j];
-                axpy_after<BLOCK_W, WP>(a, a[j], sh.T(TB) + j * BLOCK_W, j);
-            }
-        }
+        if (!diag_warp && active) panel_solve<C0>(a, sh.T(TB), sh.rdiag(TB));
         if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
         return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
                                                            thr, boost);
@@ -506,6 +506,143 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
     return f;
 }
 
+#if __CUDA_ARCH__ >= 900
+// The cluster's D CTA with look-ahead (f64, 96 < LD ≤ 128: four panels of 32 columns). Warp w
+// holds D's rows [32w, 32w + 32), panel w's pivot rows. Without CTA barriers between panels, each
+// warp takes the panels p < w in turn, as soon as they are ready: its columns of panel p are
+// updated by the columns < 32p (their other factor is panel p's pivot rows, final once warp p has
+// solved its panels < p: the D CTA's own mbarrier ready[0][p]) and solved against T_p once warp p
+// has swept it (ready[1][p]). Then it sweeps its own panel, which it updated by the columns
+// < 32(w − 1) before waiting for T_{w−1}: between warp w − 1's sweep and warp w's there remain
+// one panel's solve and a rank-32 update of 32 rows, where the barrier-separated D CTA had the
+// whole panel's solve, the staging of S and the whole update (its chain per panel: update 3–7.5
+// µs, sweep ~7 µs, solve ~3 µs; globaltimer, f64 n = 128, H200). The coupling CTAs are signalled
+// as before: ready[0][p] once panel p's pivot rows are final in columns < 32p, ready[1][p] once T_p
+// is published.
+
+// a[k] −= Σ_{m ∈ [M0, M1)} L[RA + ρ][m]·L[RB + k][m] for lane ρ of the calling warp, on the FP64
+// tensor cores; the rows of D are read from global memory (final in those columns), rows ≥ n as
+// zero. All 32 lanes call it.
+template <int RA, int RB, int M0, int M1>
+__device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const real* D, int n) {
+    if constexpr (M1 > M0) {
+        const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+        double acc[4][4][2] = {};
+#pragma unroll 2
+        for (int m0 = M0; m0 < M1; m0 += 4) {
+            const int m = m0 + c;
+            double av[4], bv[4];
+#pragma unroll
+            for (int I = 0; I < 4; ++I) av[I] = RA + 8 * I + r < n && m < n ? D[RA + 8 * I + r + (long long)m * LD] : 0.0;
+#pragma unroll
+            for (int J = 0; J < 4; ++J)
+                bv[J] = RA == RB ? av[J] : (RB + 8 * J + r < n && m < n ? D[RB + 8 * J + r + (long long)m * LD] : 0.0);
+#pragma unroll
+            for (int I = 0; I < 4; ++I)
+#pragma unroll
+                for (int J = 0; J < 4; ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
+        }
+        dmma_rows_subtract(a, acc);
+    }
+}
+
+// Warp W's panels P = 0 .. W − 2 (the panels it only solves, none pending): −1, or the failing
+// column of the first panel whose sweep failed.
+template <int W, int P>
+__device__ __forceinline__ int lookahead_solve_panels(real* D, int n, int i, bool has_row, BlockedPanelShared<true>& sh) {
+    if constexpr (P + 1 >= W) {
+        return -1;
+    } else {
+        constexpr int C0 = P * BLOCK_W;
+        real a[BLOCK_W];
+        panel_load<BLOCK_W, C0>(a, D, 0, i, has_row, n);
+        if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);
+        lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);
+        mbar_wait_cta(&sh.ready[1][P], 0);
+        if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
+        panel_solve<C0>(a, sh.T(P), sh.rdiag(P));
+        if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);
+        __syncwarp();  // (the lanes read each other's rows in the updates after this)
+        return lookahead_solve_panels<W, P + 1>(D, n, i, has_row, sh);
+    }
+}
+
+// Warp W of the D CTA: its panels before its own, then its own panel's sweep (published as T_W,
+// its pivots' reciprocals and panel_failed[W], then signalled). −1 or the failing column.
+template <int W>
+__device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, BlockedPanelShared<true>& sh, real thr,
+                                                real boost) {
+    constexpr int C0 = W * BLOCK_W;
+    const int i = threadIdx.x, lane = i & 31;
+    const bool has_row = i < LD;
+    const int f = lookahead_solve_panels<W, 0>(D, n, i, has_row, sh);
+    if (f >= 0) return f;
+    real own[BLOCK_W];
+    if constexpr (W > 0) {
+        // Its own panel by the columns < CL (its own rows, final) before panel PL's T is ready,
+        // kept in D meanwhile (its rows' columns ≥ C0: nobody else reads them; held in registers
+        // beside panel PL's row and the tensor-core accumulators, f64, they spilled).
+        constexpr int PL = W - 1, CL = PL * BLOCK_W;  // the last panel before W's own
+        if constexpr (CL > 0) {
+            panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
+            lookahead_rows_update<C0, C0, 0, CL>(own, D, n);
+            if (has_row) panel_store<BLOCK_W, C0>(own, D, nullptr, 0, i, n);  // (read back by its own thread)
+        }
+        real a[BLOCK_W];
+        panel_load<BLOCK_W, CL>(a, D, 0, i, has_row, n);
+        if constexpr (CL > 0) mbar_wait_cta(&sh.ready[0][PL], 0);
+        lookahead_rows_update<C0, CL, 0, CL>(a, D, n);
+        panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);  // (its latency under the wait for T)
+        mbar_wait_cta(&sh.ready[1][PL], 0);
+        if (sh.panel_failed[PL] >= 0) return CL + sh.panel_failed[PL];
+        panel_solve<CL>(a, sh.T(PL), sh.rdiag(PL));
+        if (has_row) panel_store<BLOCK_W, CL>(a, D, nullptr, 0, i, n);
+        __syncwarp();  // (the warp's stores before the reads below and before lane 0's signals)
+        // Its rows are final in the columns < C0: every lane releases its own stores (the D CTA's
+        // mbarriers count 32 arrivals), lane 0 the warp's to the coupling CTAs.
+        mbar_arrive(&sh.ready[0][W]);
+        if (lane == 0) signal_couplings(&sh.ready[0][W], ncpl);
+    }
+    if constexpr (W == 0) panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
+    if constexpr (W > 0) lookahead_rows_update<C0, C0, C0 - BLOCK_W, C0>(own, D, n);  // rank 32: panel W − 1
+    int nb = 0;
+    const int fs =
+        panel_sweep_warp<C0, true>(own, sh, sh.T(W), sh.rdiag(W), D, nullptr, 0, i, has_row, n, thr, boost, nb);
+    if (lane == 0) {
+        sh.panel_failed[W] = fs;
+        if (nb > 0) atomicAdd(&sh.boosted, nb);
+    }
+    __syncwarp();  // (T, rdiag, panel_failed and the column's stores before lane 0's signals)
+    mbar_arrive(&sh.ready[1][W]);
+    if (lane == 0) signal_couplings(&sh.ready[1][W], ncpl);
+    return fs >= 0 ? C0 + fs : -1;
+}
+
+// Warp w of the D CTA runs lookahead_d_warp<w> (W: the first candidate).
+template <int W>
+__device__ __forceinline__ void lookahead_d_dispatch(int w, real* D, int ncpl, int n, BlockedPanelShared<true>& sh,
+                                                     real thr, real boost) {
+    if constexpr (W < BLOCK_PANELS) {
+        if (w == W) lookahead_d_warp<W>(D, ncpl, n, sh, thr, boost);
+        else lookahead_d_dispatch<W + 1>(w, D, ncpl, n, sh, thr, boost);
+    }
+}
+
+// The D CTA (CLUSTER_ROW_THREADS = 32 · BLOCK_PANELS threads): every warp its part; the result,
+// the first failing column, is read from panel_failed after a CTA barrier (the same for all).
+template <bool ON>  // (ON: potrf_trsm_blocked_cluster's, so that it is instantiated only there)
+__device__ __forceinline__ int lookahead_d_cta(real* D, int ncpl, int n, BlockedPanelShared<true>& sh, real thr,
+                                               real boost) {
+    static_assert(!ON || BLOCK_W == 32, "the look-ahead D CTA: warp w holds panel w's pivot rows");
+    lookahead_d_dispatch<0>(threadIdx.x / 32, D, ncpl, n, sh, thr, boost);
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < BLOCK_PANELS; ++p)
+        if (sh.panel_failed[p] >= 0) return p * BLOCK_W + sh.panel_failed[p];
+    return -1;
+}
+#endif
+
 // The cluster variant (sm_90, f64: the diagonal warp's sweep; ON false: not compiled, returns
 // −1): CTA `blk` of the elimination's cluster of three, CLUSTER_ROW_THREADS threads. Every CTA of
 // the cluster calls it and gets the same result; the couplings are written to global memory
@@ -521,7 +658,12 @@ __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, rea
         real* out = blk == 0 ? D : blk == 1 ? X0 : X1;
         if (threadIdx.x == 0) {
             sh.boosted = 0;
-            for (int p = 0; p < BLOCK_PANELS; ++p) mbar_init(&sh.ready[0][p], 1), mbar_init(&sh.ready[1][p], 1);
+            for (int p = 0; p < BLOCK_PANELS; ++p) {
+                // (the D CTA's: its 32 lanes of the panel's warp; a coupling CTA's: the D CTA's thread 0)
+                const unsigned arrivals = blk == 0 ? 32 : 1;
+                mbar_init(&sh.ready[0][p], arrivals), mbar_init(&sh.ready[1][p], arrivals);
+                sh.panel_failed[p] = -1;  // (panels after a failing one are never swept)
+            }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
         for (int e = threadIdx.x; e < 4 * BLOCK_W; e += CLUSTER_ROW_THREADS)
@@ -529,9 +671,10 @@ __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, rea
         cluster_barrier_relaxed();  // (every mbarrier initialised before the D CTA signals one)
         __syncthreads();            // (the relaxed barrier orders no memory: col's zeros)
         // A coupling CTA beyond the elimination's couplings has nothing to do (nothing signals it).
-        const int f = blk <= ncpl ? potrf_trsm_blocked_panels<0, true>(D, X0, X1, ncpl, out, nullptr, blk, i, has_row,
-                                                                       n, sh, thr, boost)
-                                  : -1;
+        const int f = blk == 0      ? lookahead_d_cta<ON>(D, ncpl, n, sh, thr, boost)
+                      : blk <= ncpl ? potrf_trsm_blocked_panels<0, true>(D, X0, X1, ncpl, out, nullptr, blk, i,
+                                                                         has_row, n, sh, thr, boost)
+                                    : -1;
         if (threadIdx.x == 0) nboost = sh.boosted;
         // The D CTA's shared memory stays until the couplings have read their last T from it.
         cluster_barrier_relaxed();
