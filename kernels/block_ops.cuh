@@ -507,7 +507,7 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
 }
 
 #if __CUDA_ARCH__ >= 900
-// The cluster's D CTA with look-ahead (f64, 96 < LD ≤ 128: four panels of 32 columns). Warp w
+// The cluster's D CTA with look-ahead (f64, 72 < LD ≤ 128: three or four panels). Warp w
 // holds D's rows [32w, 32w + 32), panel w's pivot rows. Without CTA barriers between panels, each
 // warp takes the panels p < w in turn, as soon as they are ready: its columns of panel p are
 // updated by the columns < 32p (their other factor is panel p's pivot rows, final once warp p has

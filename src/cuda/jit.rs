@@ -180,10 +180,11 @@ impl KernelSpec {
 
     /// Whether the blocked elimination has its cluster variant (kernels/factor.cu
     /// btchol_factor_eliminate_cluster: a cluster of three CTAs per elimination, one per block
-    /// of rows): f64 blocks of 96 < ld ≤ 128 (four 32-column panels swept by the diagonal warp),
-    /// sm_90. (At ld = 72 and 96, H200: 5 % slower and the same as one CTA per elimination.)
+    /// of rows): f64 blocks of 72 < ld ≤ 128 (three or four 32-column panels swept by the
+    /// diagonal warp), sm_90. (With the look-ahead D CTA, against one CTA per elimination, H100,
+    /// N = 64: ld = 72 2 % slower, ld = 80 2 % and ld = 96 8 % faster; bench/results/ab.)
     pub fn eliminate_cluster(&self, arch: (i32, i32)) -> bool {
-        self.dtype == DType::F64 && self.ld > 96 && self.ld <= 128 && arch.0 >= 9
+        self.dtype == DType::F64 && self.ld > 72 && self.ld <= 128 && arch.0 >= 9
     }
 
     /// Threads per CTA of the cluster elimination (kernels/block_ops.cuh `CLUSTER_ROW_THREADS`).
