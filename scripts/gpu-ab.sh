@@ -20,8 +20,9 @@
 #                                  interleaved A B … A B … (so drift hits all), each with its own
 #                                  kernel cache; prints one table with the ref of each row and
 #                                  writes $OUT/ab.csv (OUT defaults to .bundle-ab/out);
-#                                  AB_ROUNDS=K rounds instead of 2. Other BTCHOL_* settings in the
-#                                  environment apply to every side.
+#                                  AB_ROUNDS=K rounds instead of 2; AB_SIDES=a,c only those sides
+#                                  (one bundle, several comparisons in one call). Other BTCHOL_*
+#                                  settings in the environment apply to every side.
 #
 # Default bench: cuda, nested dissection, f64, n 8,16,32, N 64,1024,16384, --rhs device, 30 repeats.
 # Device call:  run(command="bash scripts/gpu-ab.sh run", carry=[".bundle-ab"])
@@ -89,7 +90,10 @@ args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(--backend cuda --algorithm nd --dtype f64 --n 8,16,32 --N 64,1024,16384
     --rhs device --repeats 30)
 present=()
-for side in "${sides[@]}"; do [ -f ".bundle-ab/ref-$side" ] && present+=("$side"); done
+for side in "${sides[@]}"; do
+    [ -f ".bundle-ab/ref-$side" ] && [[ ",${AB_SIDES:-$side}," == *",$side,"* ]] && present+=("$side")
+done
+[ ${#present[@]} -gt 0 ] || { echo "no side to run (AB_SIDES=${AB_SIDES:-})"; exit 2; }
 # side_run SIDE CMD...: btchol of that side (its own binary, or the shared one with its kernels).
 side_run() {
     local side=$1; shift
