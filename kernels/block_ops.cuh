@@ -392,7 +392,6 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
     } else {
         constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), THREADS = CL ? CLUSTER_ROW_THREADS : NT;
         constexpr int P = C0 / BLOCK_W, TB = CL ? P : 0;  // (this panel's T and rdiag)
-        const bool sweeps = !CL;  // this CTA holds D's rows (CL: a coupling CTA; see lookahead_d_cta)
         const bool active = has_row && (blk > 0 || i >= C0);
         real a[BLOCK_W];
         // (Loaded after the barrier: loaded during the previous panel's sweep, it spilled.)
@@ -452,7 +451,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
         }
         // The diagonal warp: threads [C0, C0 + WP) are D's pivot rows (blk 0); its other lanes
         // (finished rows, rows below) sweep along, which solves their columns of this panel.
-        const bool diag_warp = sweeps && threadIdx.x / 32 == C0 / 32;
+        const bool diag_warp = !CL && threadIdx.x / 32 == C0 / 32;  // (CL: a coupling CTA, no pivot rows)
         if (diag_warp) {
             int nb = 0;
             const int f =
@@ -546,6 +545,25 @@ __device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const 
     }
 }
 
+// Warp W's columns of panel P < W: updated by the columns < 32P once panel P's pivot rows are
+// final there (ready[0][P]), solved against T_P once published (ready[1][P]) and stored to D;
+// `before_t` runs before the wait for T_P. −1, or the failing column if panel P's sweep failed.
+template <int W, int P, typename BeforeT>
+__device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], real* D, int n, int i, bool has_row,
+                                                     BlockedPanelShared<true>& sh, BeforeT before_t) {
+    constexpr int C0 = P * BLOCK_W;
+    panel_load<BLOCK_W, C0>(a, D, 0, i, has_row, n);
+    if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);
+    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);
+    before_t();
+    mbar_wait_cta(&sh.ready[1][P], 0);
+    if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
+    panel_solve<C0>(a, sh.T(P), sh.rdiag(P));
+    if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);
+    __syncwarp();  // (the lanes read each other's rows in the updates after this, and lane 0 signals)
+    return -1;
+}
+
 // Warp W's panels P = 0 .. W − 2 (the panels it only solves, none pending): −1, or the failing
 // column of the first panel whose sweep failed.
 template <int W, int P>
@@ -553,16 +571,9 @@ __device__ __forceinline__ int lookahead_solve_panels(real* D, int n, int i, boo
     if constexpr (P + 1 >= W) {
         return -1;
     } else {
-        constexpr int C0 = P * BLOCK_W;
         real a[BLOCK_W];
-        panel_load<BLOCK_W, C0>(a, D, 0, i, has_row, n);
-        if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);
-        lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);
-        mbar_wait_cta(&sh.ready[1][P], 0);
-        if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
-        panel_solve<C0>(a, sh.T(P), sh.rdiag(P));
-        if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);
-        __syncwarp();  // (the lanes read each other's rows in the updates after this)
+        const int f = lookahead_solve_panel<W, P>(a, D, n, i, has_row, sh, [] {});
+        if (f >= 0) return f;
         return lookahead_solve_panels<W, P + 1>(D, n, i, has_row, sh);
     }
 }
@@ -589,15 +600,10 @@ __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, Blocke
             if (has_row) panel_store<BLOCK_W, C0>(own, D, nullptr, 0, i, n);  // (read back by its own thread)
         }
         real a[BLOCK_W];
-        panel_load<BLOCK_W, CL>(a, D, 0, i, has_row, n);
-        if constexpr (CL > 0) mbar_wait_cta(&sh.ready[0][PL], 0);
-        lookahead_rows_update<C0, CL, 0, CL>(a, D, n);
-        panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);  // (its latency under the wait for T)
-        mbar_wait_cta(&sh.ready[1][PL], 0);
-        if (sh.panel_failed[PL] >= 0) return CL + sh.panel_failed[PL];
-        panel_solve<CL>(a, sh.T(PL), sh.rdiag(PL));
-        if (has_row) panel_store<BLOCK_W, CL>(a, D, nullptr, 0, i, n);
-        __syncwarp();  // (the warp's stores before the reads below and before lane 0's signals)
+        // (its own panel reloaded while it waits for T_PL: the load's latency under the wait)
+        const int fl = lookahead_solve_panel<W, PL>(a, D, n, i, has_row, sh,
+                                                    [&] { panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n); });
+        if (fl >= 0) return fl;
         // Its rows are final in the columns < C0: every lane releases its own stores (the D CTA's
         // mbarriers count 32 arrivals), lane 0 the warp's to the coupling CTAs.
         mbar_arrive(&sh.ready[0][W]);
