@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two device calls that check and time three kernel variants written in the seventh session
-# (not yet run; each is kernels/block_ops.cuh only and applies to 12c3afa and later):
+# (not yet run; each is kernels/block_ops.cuh only and applies to be39806 and later):
 #   B  2026-11-27-warp-sweep-sub-panels-v2.patch   the diagonal warp's sweep by sub-panels of 8
 #      in the cluster variant and at ld <= 72 (the column loop elsewhere)
 #   C  2026-11-27-cluster-own-panel-shared.patch   the look-ahead D warp's rank-32 update of its
