@@ -286,57 +286,123 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
     dmma_rows_subtract(a, acc);
 }
 
-// The diagonal warp's sweep over the panel's WP columns (pivot rows: D's rows [C0, C0 + WP), all
-// in this warp; its other lanes solve their rows along) as a loop of identical
-// iterations: each row's remaining columns shift down one register per column, so column j is
-// always a[0]. (The unrolled sweep, ~1.6 k instructions of straight-line code per panel, measured
-// the same at f64 n = 128, N = 64 and 11–13 % slower at N = 1024 / 4096, whose first levels are
-// wide; H100. In ncu the loop takes ~150 warp-state samples per panel of an 83 µs elimination's
-// ~20 k.) Finished values go straight to row_out / row_so, the pivot rows'
-// also to T and the pivots' reciprocal square roots to rdiag; a[] is consumed. Returns −1 or the
-// failing column (uniform; nothing is written from it on).
+// One column j of the diagonal warp's sweep (pivot rows: D's rows [C0, C0 + WP), all in this
+// warp; its other lanes solve their rows along): v = this row's value in the column. Publishes v
+// to c (pivot rows), takes the pivot by a shuffle (lane j holds D's row C0 + j: C0 is a multiple
+// of 32), updates `failed` and nboost, and returns the reciprocal square root of the pivot (1 once
+// failed). `before_stores` runs after the column buffer is readable and before the column's
+// stores to T, rdiag, row_out and row_so (which may alias c for all the compiler knows), so the
+// caller's loads from c come first; then the finished value goes out (nothing once failed).
+// (Branch-free: ncu put ~37 % of the sweep's samples on branch_resolving at rsqrt()'s slow-path
+// test and a branch around the stores, H100; without them f64 n = 100, N = 64 factors 2 % faster.)
+template <int C0, typename BeforeStores>
+__device__ __forceinline__ real sweep_column(int j, real v, real* c, real* T, real* rdiag, real* row_out, real* row_so,
+                                             int blk, int i, int k, bool pivot_row, bool active, int n, real thr,
+                                             real boost, int& failed, int& nboost, BeforeStores before_stores) {
+    if (pivot_row) c[k] = v;  // (c[WP..] stays zero)
+    const real cjj = __shfl_sync(0xffffffffu, v, j);
+    __syncwarp();
+    bool boosted = false;
+    const real d = C0 + j < n ? policy_pivot(cjj, thr, boost, boosted) : real(1);
+    const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
+    nboost += boosted && failed < 0;
+    failed = (failed < 0 && !ok) ? j : failed;
+    const real piv = ok ? d : real(1);
+    const real rs = rsqrt_pivot<true>(piv);
+    before_stores(rs);
+    const real l = (pivot_row && k == j) ? piv * rs : v * rs;
+    const int col = C0 + j;
+    const bool go = failed < 0;
+    if (go && threadIdx.x == C0) rdiag[j] = rs;  // (D's row C0: the CTA and the cluster variant alike)
+    if (go && pivot_row && k >= j) T[j * BLOCK_W + k] = l;
+    if (go && active && i < n && col < n && (blk > 0 || col <= i)) row_out[i + col * LD] = l;
+    if (go && row_so && active && blk > 0) row_so[i + col * LD] = l;
+    return rs;
+}
+
+// Whether the diagonal warp sweeps by sub-panels (below): where the levels are latency-bound,
+// i.e. in the cluster variant (CL: levels of few eliminations) and at LD ≤ 72 (every level).
+// Where many eliminations share the SMs (one CTA per elimination, LD > 72) the sub-panels' extra
+// instructions cost more than the shorter chain gains (f64 n = 96..128, N = 1024: +4–5 %, H100).
+template <bool CL>
+constexpr bool SWEEP_SUB_PANELS = CL || LD <= 72;
+#define SWEEP_SUB 8
+
+// The diagonal warp's sweep over the panel's WP columns. Returns −1 or the failing column
+// (uniform; nothing is written from it on); a[] is consumed; finished values go straight to
+// row_out / row_so, the pivot rows' also to T and the pivots' reciprocal square roots to rdiag.
+//  - By columns (a loop of identical iterations): each row's remaining columns shift down one
+//    register per column, so column j is always a[0]; all 31 FMAs follow the column's chain
+//    (~430 cycles a column, ~45 % of an f64 n = 128 elimination; globaltimer, H200). (The
+//    unrolled sweep, ~1.6 k instructions of straight-line code per panel, measured the same at
+//    f64 n = 128, N = 64 and 11–13 % slower at N = 1024 / 4096; H100.)
+//  - By sub-panels of SWEEP_SUB columns (SWEEP_SUB_PANELS): a column's FMAs go into the rest of
+//    its sub-panel only; after the sub-panel, the columns after it take its rank-SWEEP_SUB
+//    update at once, the second factor from T (just published by the pivot rows), and move down
+//    SWEEP_SUB registers, so the loop over sub-panels stays a loop.
 template <int C0, bool CL>
 __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanelShared<CL>& sh, real* T, real* rdiag,
                                                 real* row_out, real* row_so, int blk, int i, bool active, int n,
                                                 real thr, real boost, int& nboost) {
-    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), SW = SWEEP_SUB;
     const int k = i - C0;  // a pivot row's index in the panel
     const bool pivot_row = blk == 0 && k >= 0 && k < WP;
     int failed = -1;
+    if constexpr (!SWEEP_SUB_PANELS<CL>) {
 #pragma unroll 1
-    for (int j = 0; j < WP; ++j) {
-        real* c = sh.col[j & 1];
-        const real v = a[0];
-        if (pivot_row) c[k] = v;  // (c[WP..] stays zero)
-        // The pivot by a shuffle, off the store-sync-load path (lane j holds D's row C0 + j: C0
-        // is a multiple of 32), and column j + 1's value loaded before this column's stores (the
-        // compiler keeps loads from c behind stores to T and rdiag, which may alias it), so the
-        // next column's first FMA does not wait on a shared load issued late.
-        const real cjj = __shfl_sync(0xffffffffu, v, j);
-        __syncwarp();
-        const real c1 = c[j + 1];
-        bool boosted = false;
-        const real d = C0 + j < n ? policy_pivot(cjj, thr, boost, boosted) : real(1);
-        const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
-        nboost += boosted && failed < 0;
-        failed = (failed < 0 && !ok) ? j : failed;
-        const real piv = ok ? d : real(1);
-        // (Branch-free, as are the stores below: ncu put ~37 % of the sweep's samples on
-        // branch_resolving at rsqrt()'s slow-path test and the branch around the stores, H100;
-        // without them, with the shuffle above, f64 n = 100, N = 64 factors 2 % faster, H200.)
-        const real rs = rsqrt_pivot<true>(piv);
-        const real l = (pivot_row && k == j) ? piv * rs : v * rs;
-        const real t = v * rs * rs;
-        const int col = C0 + j;
-        const bool go = failed < 0;
-        if (go && threadIdx.x == C0) rdiag[j] = rs;  // (D's row C0: the CTA and the cluster variant alike)
-        if (go && pivot_row && k >= j) T[j * BLOCK_W + k] = l;
-        if (go && active && i < n && col < n && (blk > 0 || col <= i)) row_out[i + col * LD] = l;
-        if (go && row_so && active && blk > 0) row_so[i + col * LD] = l;
-        // Columns j + 1.. move down one (c past the panel is zero).
-        a[0] = fma(-t, c1, a[1]);
+        for (int j = 0; j < WP; ++j) {
+            real* c = sh.col[j & 1];
+            const real v = a[0];
+            // (Column j + 1's value is loaded before the column's stores, so the next column's
+            // first FMA does not wait on a shared load issued late.)
+            real c1;
+            const real rs = sweep_column<C0>(j, v, c, T, rdiag, row_out, row_so, blk, i, k, pivot_row, active, n, thr,
+                                             boost, failed, nboost, [&](real) { c1 = c[j + 1]; });
+            const real t = v * rs * rs;
+            // Columns j + 1.. move down one (c past the panel is zero).
+            a[0] = fma(-t, c1, a[1]);
 #pragma unroll
-        for (int m = 2; m < BLOCK_W; ++m) a[m - 1] = fma(-t, c[j + m], a[m]);
+            for (int m = 2; m < BLOCK_W; ++m) a[m - 1] = fma(-t, c[j + m], a[m]);
+        }
+    } else {
+        static_assert(WP % SW == 0 && BLOCK_W % SW == 0, "panels of whole sub-panels (LD: a multiple of 8)");
+#pragma unroll 1
+        for (int j0 = 0; j0 < WP; j0 += SW) {
+            real lj[SW];  // this row's L values in the sub-panel's columns
+#pragma unroll
+            for (int jj = 0; jj < SW; ++jj) {
+                const int j = j0 + jj;
+                real* c = sh.col[jj & 1];
+                const real v = a[jj];
+                const real rs = sweep_column<C0>(j, v, c, T, rdiag, row_out, row_so, blk, i, k, pivot_row, active, n,
+                                                 thr, boost, failed, nboost, [&](real rs) {
+                                                     const real t = v * rs * rs;
+#pragma unroll
+                                                     for (int m = jj + 1; m < SW; ++m) a[m] = fma(-t, c[j0 + m], a[m]);
+                                                 });
+                lj[jj] = v * rs;
+            }
+            if (j0 + SW < WP) {  // (uniform) the columns after the sub-panel
+                __syncwarp();    // (T's stores before the other lanes' reads)
+                // a[m] −= Σ_jj lj[jj]·L[C0 + j0 + m][C0 + j0 + jj], the second factor from T. At the
+                // full width: past the panel's end the columns are junk, never stored (skipping them
+                // by a test per group of 8 spilled at f64 ld 96).
+                const real* t0 = T + j0 * BLOCK_W + j0;
+#pragma unroll
+                for (int m = SW; m < BLOCK_W; m += 2) {
+                    real s0 = a[m], s1 = a[m + 1];
+#pragma unroll
+                    for (int jj = 0; jj < SW; ++jj) {
+                        const real2 pair = *reinterpret_cast<const real2*>(t0 + jj * BLOCK_W + m);
+                        s0 = fma(-lj[jj], pair.x, s0);
+                        s1 = fma(-lj[jj], pair.y, s1);
+                    }
+                    a[m] = s0, a[m + 1] = s1;
+                }
+#pragma unroll
+                for (int m = 0; m + SW < BLOCK_W; ++m) a[m] = a[m + SW];
+            }
+        }
     }
     return failed;
 }
