@@ -324,9 +324,13 @@ __device__ __forceinline__ real sweep_column(int j, real v, real* c, real* T, re
 // i.e. in the cluster variant (CL: levels of few eliminations) and at LD ≤ 72 (every level).
 // Where many eliminations share the SMs (one CTA per elimination, LD > 72) the sub-panels' extra
 // instructions cost more than the shorter chain gains (f64 n = 96..128, N = 1024: +4–5 %, H100).
+// Sub-panels of 4 columns in the cluster variant, 8 elsewhere. Against 8 (H100, f64, N = 64 and
+// 256): cluster n = 80 and 100 −1..−2 %, n = 96 and 128 0..−1.5 %, n = 112 and 120 the same (at
+// ld 104 the cluster kernel no longer spills); the one-CTA elimination at n = 72 +5 % with 4.
 template <bool CL>
 constexpr bool SWEEP_SUB_PANELS = CL || LD <= 72;
-#define SWEEP_SUB 8
+template <bool CL>
+constexpr int SWEEP_SUB = CL ? 4 : 8;
 
 // The diagonal warp's sweep over the panel's WP columns. Returns −1 or the failing column
 // (uniform; nothing is written from it on); a[] is consumed; finished values go straight to
@@ -344,7 +348,7 @@ template <int C0, bool CL>
 __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanelShared<CL>& sh, real* T, real* rdiag,
                                                 real* row_out, real* row_so, int blk, int i, bool active, int n,
                                                 real thr, real boost, int& nboost) {
-    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), SW = SWEEP_SUB;
+    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), SW = SWEEP_SUB<CL>;
     const int k = i - C0;  // a pivot row's index in the panel
     const bool pivot_row = blk == 0 && k >= 0 && k < WP;
     int failed = -1;
