@@ -5,9 +5,10 @@
 #   2. Nsight Compute timelines (warm caches) of f64 n = 64 and n = 32, N = 64: which kernels a
 #      level of those costs (n = 64: 29 µs per level, the elimination's register sweep estimated at
 #      ~9 µs).
-# Here (no GPU), from a clean tree:
+# Here (no GPU), from a clean tree: the bundle of 2026-11-27-pivot-chain-check.sh's header
+# (a: main's kernels, b: cluster-trace instrumented, c: the pivot-chain patch), or only
 #   python3 scripts/cluster-trace.py instrument /tmp/ct
-#   bash scripts/gpu-ab.sh bundle-kernels . /tmp/ct          # a: main's kernels, b: instrumented
+#   bash scripts/gpu-ab.sh bundle-kernels . /tmp/ct
 # Device:
 #   run(command="bash bench/results/experiments/2026-11-27-profile-call.sh", carry=[".bundle-ab"])
 set -uo pipefail

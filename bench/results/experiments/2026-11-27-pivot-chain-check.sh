@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Check and time 2026-11-27-pivot-rsqrt-off-chain.patch (written in the eighth session, not yet run):
+# the pivot's square root straight off the shuffle, its tests beside it (rsqrt_pivot_chain,
+# kernels/common.cuh), in the warp sweeps of the blocked elimination (f64, 72 < n <= 128) and of
+# the n <= 32 level / cluster / chunk kernels.
+#
+# Here (no GPU), from a clean tree (the same bundle serves 2026-11-27-profile-call.sh: a = main,
+# b = cluster-trace instrumented, c = this patch):
+#   E=bench/results/experiments; rm -rf /tmp/ct /tmp/pc; mkdir -p /tmp/pc
+#   python3 scripts/cluster-trace.py instrument /tmp/ct
+#   git apply $E/2026-11-27-pivot-rsqrt-off-chain.patch && cp kernels/common.cuh kernels/block_ops.cuh kernels/small.cu /tmp/pc/ && git checkout kernels
+#   bash scripts/gpu-ab.sh bundle-kernels . /tmp/ct /tmp/pc
+#   cargo test --release --test gpu_solve --no-run; strip -o .bundle-ab/gpu_solve target/release/deps/gpu_solve-<hash>
+# Device (back to back, on one warm machine):
+#   run(command="bash bench/results/experiments/2026-11-27-pivot-chain-check.sh check", carry=[".bundle-ab"])
+#   run(command="bash bench/results/experiments/2026-11-27-pivot-chain-check.sh time", carry=[".bundle-ab"])
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
+out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
+B=.bundle-ab/btchol k=.bundle-ab/kernels-c c=/tmp/btchol-ab-c
+nvidia-smi --query-gpu=name --format=csv,noheader
+case ${1:-} in
+check)
+    # Bits: the patch claims the same factor wherever the pivots are valid, so the solutions'
+    # SHA-256 (column solution_sha256) must match side a's, shape by shape. (The bench's inputs
+    # are seeded; if a row differs, run side a twice to see whether that shape is bitwise
+    # reproducible at all, column `deterministic`.)
+    for side in a c; do
+        ( BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$side BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side timeout 400 "$B" bench \
+            --backend cuda --algorithm nd --dtype f64,f32 --rhs device --n 1,5,8,13,16,29,32,65,72,97,128 \
+            --N 1,2,3,17,64,1031 --batch 1,3 --nrhs 1,3 --repeats 1 --warmup 0 --csv "$out/corr-$side.csv" > /dev/null 2>&1
+          echo "$side correctness rc=$?" ) &
+    done
+    wait
+    python3 - "$out/corr-a.csv" "$out/corr-c.csv" <<'PY'
+import csv, sys
+rows = [list(csv.DictReader(open(p))) for p in sys.argv[1:]]
+key = lambda r: (r["dtype"], r["n"], r["N"], r["batch"], r["nrhs"])
+a = {key(r): r for r in rows[0]}
+same = diff = 0
+worst = 0.0
+for r in rows[1]:
+    worst = max(worst, float(r["backward_error"]) / (1e-15 if r["dtype"] == "f64" else 1e-6))
+    if key(r) in a and a[key(r)]["solution_sha256"] == r["solution_sha256"]: same += 1
+    else: diff += 1; print("bits differ:", key(r))
+print(f"patched side: {len(rows[1])} rows, {same} bit-identical to main, {diff} not; worst backward error {worst:.2f} x (1e-15 f64, 1e-6 f32)")
+PY
+    BTCHOL_KERNEL_DIR=$k BTCHOL_CACHE_DIR=$c BTCHOL_REQUIRE_GPU=1 timeout 300 .bundle-ab/gpu_solve --test-threads 4 2>&1 | grep "test result"
+    for tool in racecheck synccheck; do
+        BTCHOL_KERNEL_DIR=$k BTCHOL_CACHE_DIR=$c timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$B" bench \
+            --backend cuda --algorithm nd --dtype f64 --rhs device --n 16,32,100 --N 7 --batch 2 --nrhs 2 --repeats 1 \
+            --warmup 0 > "$out/san-$tool.log" 2>&1
+        echo "$tool rc=$? $(tail -1 "$out/san-$tool.log")"
+    done ;;
+time)
+    AB_SIDES=a,c AB_ROUNDS=3 OUT=$out bash scripts/gpu-ab.sh run --backend cuda --algorithm nd --dtype f64 --rhs device \
+        --n 16,32,72,100,128 --N 3,64,1024 --repeats 20 --warmup 5
+    AB_SIDES=a,c AB_ROUNDS=2 OUT=$out/seq bash scripts/gpu-ab.sh run --backend cuda --algorithm seq --dtype f64 --rhs device \
+        --n 16 --N 32 --batch 1024 --repeats 10 --warmup 3 | tail -3 ;;
+*) echo "usage: $0 check|time"; exit 2 ;;
+esac
