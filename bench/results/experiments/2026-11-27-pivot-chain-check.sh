@@ -46,7 +46,8 @@ for r in rows[1]:
     else: diff += 1; print("bits differ:", key(r))
 print(f"patched side: {len(rows[1])} rows, {same} bit-identical to main, {diff} not; worst backward error {worst:.2f} x (1e-15 f64, 1e-6 f32)")
 PY
-    BTCHOL_KERNEL_DIR=$k BTCHOL_CACHE_DIR=$c BTCHOL_REQUIRE_GPU=1 timeout 300 .bundle-ab/gpu_solve --test-threads 4 2>&1 | grep "test result"
+    BTCHOL_KERNEL_DIR=$k BTCHOL_CACHE_DIR=$c BTCHOL_REQUIRE_GPU=1 timeout 300 .bundle-ab/gpu_solve --test-threads 4 \
+        gpu_factors_subnormal_pivots gpu_reports gpu_rejects_non_finite gpu_handles_awkward 2>&1 | grep "test result"
     for tool in racecheck synccheck; do
         BTCHOL_KERNEL_DIR=$k BTCHOL_CACHE_DIR=$c timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$B" bench \
             --backend cuda --algorithm nd --dtype f64 --rhs device --n 16,32,100 --N 7 --batch 2 --nrhs 2 --repeats 1 \
