@@ -15,12 +15,8 @@
 # split level), the failing-column tests on B, racecheck and synccheck on B, then the A/B table
 # (factor and solve µs, better of 2 rounds) for f64 n = 100, 120, 128 at N = 64, 1024, 4096.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
-B=.bundle-ab/btchol
+source "$(dirname "$0")/device-env.sh"
 la=.bundle-ab/kernels-b
-nvidia-smi --query-gpu=name --format=csv,noheader
 echo "== correctness (B)"
 for mode in default 0 all; do
     BTCHOL_KERNEL_DIR=$la BTCHOL_CACHE_DIR=/tmp/la-kc BTCHOL_ELIMINATE_CLUSTER=$mode timeout 300 "$B" bench \

@@ -21,11 +21,7 @@
 #   run(command="bash bench/results/experiments/2026-11-27-cluster-sweep-variants-check.sh time", carry=[".bundle-ab"])
 # (Kernel caches live in /tmp/btchol-ab-SIDE on the device: a fresh machine compiles again.)
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
-B=.bundle-ab/btchol
-nvidia-smi --query-gpu=name --format=csv,noheader
+source "$(dirname "$0")/device-env.sh"
 case ${1:-} in
 check)
     # All four sides at once (kernel compilation is per process and the device has 16 cores;

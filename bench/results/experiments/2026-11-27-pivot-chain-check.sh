@@ -15,11 +15,8 @@
 #   run(command="bash bench/results/experiments/2026-11-27-pivot-chain-check.sh check", carry=[".bundle-ab"])
 #   run(command="bash bench/results/experiments/2026-11-27-pivot-chain-check.sh time", carry=[".bundle-ab"])
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
-B=.bundle-ab/btchol k=.bundle-ab/kernels-c c=/tmp/btchol-ab-c
-nvidia-smi --query-gpu=name --format=csv,noheader
+source "$(dirname "$0")/device-env.sh"
+k=.bundle-ab/kernels-c c=/tmp/btchol-ab-c
 case ${1:-} in
 check)
     # Bits: the patch claims the same factor wherever the pivots are valid, so the solutions'

@@ -12,11 +12,7 @@
 # Device:
 #   run(command="bash bench/results/experiments/2026-11-27-profile-call.sh", carry=[".bundle-ab"])
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
-B=.bundle-ab/btchol
-nvidia-smi --query-gpu=name --format=csv,noheader
+source "$(dirname "$0")/device-env.sh"
 for n in 128 96; do
     BTCHOL_KERNEL_DIR=.bundle-ab/kernels-b BTCHOL_CACHE_DIR=/tmp/btchol-ab-b timeout 240 "$B" bench --backend cuda \
         --algorithm nd --dtype f64 --n $n --N 64 --rhs device --repeats 50 --warmup 5 > "$out/trace-n$n.txt" 2>&1
