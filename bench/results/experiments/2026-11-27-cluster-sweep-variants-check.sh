@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Two device calls that check and time three kernel variants written in the seventh session
-# (not yet run; each is kernels/block_ops.cuh only and applies to be39806 and later):
-#   B  2026-11-27-warp-sweep-sub-panels-v2.patch   the diagonal warp's sweep by sub-panels of 8
+# Two device calls that check and time three kernel variants written in the seventh session (run
+# in the eighth: bench/results/ab/README.md; each is kernels/block_ops.cuh only, on be39806):
+#   B  the sub-panel v2 patch (landed as 2026a6b)   the diagonal warp's sweep by sub-panels of 8
 #      in the cluster variant and at ld <= 72 (the column loop elsewhere)
 #   C  2026-11-27-cluster-own-panel-shared.patch   the look-ahead D warp's rank-32 update of its
 #      own panel from shared memory instead of global (on the chain between two sweeps)
@@ -9,11 +9,13 @@
 #
 # Here (no GPU), from a clean tree:
 #   E=bench/results/experiments; mkdir -p /tmp/vb /tmp/vc /tmp/vd
-#   git apply $E/2026-11-27-warp-sweep-sub-panels-v2.patch && cp kernels/block_ops.cuh /tmp/vb/
+#   git checkout be39806 -- kernels
+#   git diff be39806 2026a6b -- kernels | git apply && cp kernels/block_ops.cuh /tmp/vb/
 #   git apply $E/2026-11-27-cluster-own-panel-shared.patch && cp kernels/block_ops.cuh /tmp/vd/
-#   git checkout kernels && git apply $E/2026-11-27-cluster-own-panel-shared.patch && cp kernels/block_ops.cuh /tmp/vc/
-#   git checkout kernels
-#   bash scripts/gpu-ab.sh bundle-kernels . /tmp/vb /tmp/vc /tmp/vd     # A = main's kernels
+#   git checkout be39806 -- kernels && git apply $E/2026-11-27-cluster-own-panel-shared.patch && cp kernels/block_ops.cuh /tmp/vc/
+#   git checkout be39806 -- kernels
+#   bash scripts/gpu-ab.sh bundle-kernels . /tmp/vb /tmp/vc /tmp/vd     # A = be39806's kernels
+#   git checkout HEAD -- kernels
 #   cargo test --release --test gpu_solve --no-run                    # then copy the printed binary:
 #   strip -o .bundle-ab/gpu_solve target/release/deps/gpu_solve-<hash>
 # Device (back to back, so the second finds the machine and the kernel caches warm):
