@@ -187,8 +187,21 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // roots; the diagonal warp's failing column and the boosted pivots so far. The cluster variant
 // (CL, below) keeps every panel's T and rdiag, in dynamic shared memory (jit.rs
 // eliminate_cluster_smem_bytes: static shared memory stops at 48 KiB), each panel's failing
-// column, and two mbarriers per panel (S's rows written, T published).
+// column, two mbarriers per panel (S's rows written, T published) and, for the D CTA's look-ahead,
+// one per sub-panel but the last (its columns of T and rdiag published).
 #define BLOCK_PANELS ((LD + BLOCK_W - 1) / BLOCK_W)
+// Whether the diagonal warp sweeps by sub-panels (panel_sweep_warp): where the levels are
+// latency-bound, i.e. in the cluster variant (CL: levels of few eliminations) and at LD ≤ 72.
+// Where many eliminations share the SMs (one CTA per elimination, LD > 72) the sub-panels' extra
+// instructions cost more than the shorter chain gains (f64 n = 96..128, N = 1024: +4–5 %, H100).
+// Sub-panels of 4 columns in the cluster variant, 8 elsewhere. Against 8 (H100, f64, N = 64 and
+// 256): cluster n = 80 and 100 −1..−2 %, n = 96 and 128 0..−1.5 %, n = 112 and 120 the same (at
+// ld 104 the cluster kernel no longer spills); the one-CTA elimination at n = 72 +5 % with 4.
+template <bool CL>
+constexpr bool SWEEP_SUB_PANELS = CL || LD <= 72;
+template <bool CL>
+constexpr int SWEEP_SUB = CL ? 4 : 8;
+
 template <bool CL>
 struct BlockedPanelShared {
     real col[2][2 * BLOCK_W];  // (zero past the panel's columns: panel_sweep_warp reads there)
@@ -196,6 +209,8 @@ struct BlockedPanelShared {
     real T1[CL ? 2 : BLOCK_W * BLOCK_W];
     real rdiag1[CL ? 2 : BLOCK_W];
     unsigned long long ready[2][CL ? BLOCK_PANELS : 1];
+    // (CL: the D CTA's look-ahead: sub-panel s < last of panel p published, lookahead_solve_panel)
+    unsigned long long sub[CL ? BLOCK_PANELS : 1][CL ? BLOCK_W / SWEEP_SUB<CL> - 1 : 1];
     int panel_failed[CL ? BLOCK_PANELS : 1];  // (CL: the coupling CTAs read each panel's from the D CTA)
     int failed, boosted;
     // Panel p's T and rdiag (the CTA variant: one of each, reused).
@@ -227,7 +242,9 @@ constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
 
 // a[k] −= U[ρ][k] for lane ρ of the warp, U the 32 × 32 product in the mma C fragments of
 // tiles 8 × 8: acc[I][J][e] = U[8I + r][8J + 2c + e] (r = lane / 4, c = lane % 4), so lane ρ's
-// U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's acc[ρ / 8][J][e]. All 32 lanes call it.
+// U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's acc[ρ / 8][J][e]. All 32 lanes call it. LOWER:
+// only the tiles J ≤ I (a diagonal block's lower triangle: its upper one is never read).
+template <bool LOWER = false>
 __device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const double (&acc)[4][4][2]) {
     const int lane = threadIdx.x & 31, src = 4 * (lane & 7), mine = lane >> 3;
 #pragma unroll
@@ -238,7 +255,7 @@ __device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const dou
             for (int e = 0; e < 2; ++e) {
                 real u = 0;
 #pragma unroll
-                for (int I = 0; I < 4; ++I) {
+                for (int I = LOWER ? J : 0; I < 4; ++I) {
                     const real v = __shfl_sync(0xffffffffu, acc[I][J][e], src + q);
                     u = I == mine ? v : u;
                 }
@@ -320,18 +337,6 @@ __device__ __forceinline__ real sweep_column(int j, real v, real* c, real* T, re
     return rs;
 }
 
-// Whether the diagonal warp sweeps by sub-panels (below): where the levels are latency-bound,
-// i.e. in the cluster variant (CL: levels of few eliminations) and at LD ≤ 72 (every level).
-// Where many eliminations share the SMs (one CTA per elimination, LD > 72) the sub-panels' extra
-// instructions cost more than the shorter chain gains (f64 n = 96..128, N = 1024: +4–5 %, H100).
-// Sub-panels of 4 columns in the cluster variant, 8 elsewhere. Against 8 (H100, f64, N = 64 and
-// 256): cluster n = 80 and 100 −1..−2 %, n = 96 and 128 0..−1.5 %, n = 112 and 120 the same (at
-// ld 104 the cluster kernel no longer spills); the one-CTA elimination at n = 72 +5 % with 4.
-template <bool CL>
-constexpr bool SWEEP_SUB_PANELS = CL || LD <= 72;
-template <bool CL>
-constexpr int SWEEP_SUB = CL ? 4 : 8;
-
 // The diagonal warp's sweep over the panel's WP columns. Returns −1 or the failing column
 // (uniform; nothing is written from it on); a[] is consumed; finished values go straight to
 // row_out / row_so, the pivot rows' also to T and the pivots' reciprocal square roots to rdiag.
@@ -388,6 +393,12 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
             }
             if (j0 + SW < WP) {  // (uniform) the columns after the sub-panel
                 __syncwarp();    // (T's stores before the other lanes' reads)
+#if __CUDA_ARCH__ >= 900
+                // The D CTA's look-ahead (CL): the other warps solve their rows of the panel as its
+                // sub-panels come (lookahead_solve_panel). Every lane releases its own stores (with
+                // lane 0's arrival alone after the __syncwarp, racecheck reported the T reads).
+                if constexpr (CL) mbar_arrive(&sh.sub[C0 / BLOCK_W][j0 / SW]);
+#endif
                 // a[m] −= Σ_jj lj[jj]·L[C0 + j0 + m][C0 + j0 + jj], the second factor from T. At the
                 // full width: past the panel's end the columns are junk, never stored (skipping them
                 // by a test per group of 8 spilled at f64 ld 96).
@@ -414,14 +425,21 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
 // Row ← row·L_pp⁻ᵀ for the panel [C0, C0 + WP) of a row below its pivot rows, against the
 // published diagonal block T (T[j][k] = L[C0 + k][C0 + j]) and its pivots' reciprocals rdiag
 // (right-looking: x_j final, then its FMAs into the columns after it).
-template <int C0>
-__device__ __forceinline__ void panel_solve(real (&a)[BLOCK_W], const real* T, const real* rdiag) {
-    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+// Columns [j0, j1) only (compile-time where the caller's loop unrolls): the columns before j0
+// solved, T's and rdiag's columns < j1 published.
+template <int WP>
+__device__ __forceinline__ void panel_solve_columns(real (&a)[BLOCK_W], const real* T, const real* rdiag, int j0,
+                                                    int j1) {
 #pragma unroll
-    for (int j = 0; j < WP; ++j) {
+    for (int j = j0; j < j1; ++j) {
         a[j] *= rdiag[j];
         axpy_after<BLOCK_W, WP>(a, a[j], T + j * BLOCK_W, j);
     }
+}
+template <int C0>
+__device__ __forceinline__ void panel_solve(real (&a)[BLOCK_W], const real* T, const real* rdiag) {
+    constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
+    panel_solve_columns<WP>(a, T, rdiag, 0, WP);
 }
 
 #if __CUDA_ARCH__ >= 900
@@ -580,14 +598,18 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
 // holds D's rows [32w, 32w + 32), panel w's pivot rows. Without CTA barriers between panels, each
 // warp takes the panels p < w in turn, as soon as they are ready: its columns of panel p are
 // updated by the columns < 32p (their other factor is panel p's pivot rows, final once warp p has
-// solved its panels < p: the D CTA's own mbarrier ready[0][p]) and solved against T_p once warp p
-// has swept it (ready[1][p]). Then it sweeps its own panel, which it updated by the columns
-// < 32(w − 1) before waiting for T_{w−1}: between warp w − 1's sweep and warp w's there remain
-// one panel's solve and a rank-32 update of 32 rows, where the barrier-separated D CTA had the
-// whole panel's solve, the staging of S and the whole update (its chain per panel: update 3–7.5
-// µs, sweep ~7 µs, solve ~3 µs; globaltimer, f64 n = 128, H200). The coupling CTAs are signalled
-// as before: ready[0][p] once panel p's pivot rows are final in columns < 32p, ready[1][p] once T_p
-// is published.
+// solved its panels < p: the D CTA's own mbarrier ready[0][p]) and solved against T_p as warp p
+// sweeps it, by sub-panels of 4 columns (sub[p][s], the last one ready[1][p]). Then it sweeps its
+// own panel, which it updated by the columns < 32(w − 1) before T_{w−1} and by panel w − 1's
+// columns along that panel's solve: between warp w − 1's sweep and warp w's there remain one
+// sub-panel's solve and rank-4 update, the own panel's reload and the accumulators' subtraction,
+// where the barrier-separated D CTA had the whole panel's solve, the staging of S and the whole
+// update (its chain per panel: update 3–7.5 µs, sweep ~7 µs, solve ~3 µs; globaltimer, f64 n =
+// 128, H200). The coupling CTAs are signalled as before: ready[0][p] once panel p's pivot rows
+// are final in columns < 32p, ready[1][p] once T_p is published. (The D CTA's chain per panel,
+// f64 n = 128, globaltimer, H100, 2026-11-27, before the streaming: the sweep ~5.6 µs, then the
+// next warp's solve ~2.8 µs and rank-32 update ~2.8 µs; warp 3's own updates from global memory,
+// ~5.4 µs per rank 64, also delay its panel 2.)
 
 // a[k] −= Σ_{m ∈ [M0, M1)} L[RA + ρ][m]·L[RB + k][m] for lane ρ of the calling warp, on the FP64
 // tensor cores; the rows of D are read from global memory (final in those columns), rows ≥ n as
@@ -615,20 +637,59 @@ __device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const 
     }
 }
 
+// acc += A·Aᵀ on the FP64 tensor cores, A the calling warp's rows (lane ρ: row ρ) in columns
+// [m0, m0 + 4) of a[] (compile-time m0 where the caller's loop unrolls), the fragments taken from
+// the other lanes by shuffles; acc as in lookahead_rows_update, the same sums in the same order
+// as its step m0 with A and B both these rows, but only the tiles J ≤ I (for
+// dmma_rows_subtract<true>: 40 accumulator registers, not 64). All 32 lanes call it.
+__device__ __forceinline__ void dmma_rows_rank4(double (&acc)[4][4][2], const real (&a)[BLOCK_W], int m0) {
+    const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+    double av[4];  // av[I] = A[8I + r][m0 + c]
+#pragma unroll
+    for (int I = 0; I < 4; ++I) {
+        double v = 0;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const double x = __shfl_sync(0xffffffffu, a[m0 + q], 8 * I + r);
+            v = c == q ? x : v;
+        }
+        av[I] = v;
+    }
+#pragma unroll
+    for (int I = 0; I < 4; ++I)
+#pragma unroll
+        for (int J = 0; J <= I; ++J) dmma_8x8x4(acc[I][J], av[I], av[J]);
+}
+
 // Warp W's columns of panel P < W: updated by the columns < 32P once panel P's pivot rows are
-// final there (ready[0][P]), solved against T_P once published (ready[1][P]) and stored to D;
-// `before_t` runs before the wait for T_P. −1, or the failing column if panel P's sweep failed.
-template <int W, int P, typename BeforeT>
-__device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], real* D, int n, int i, bool has_row,
-                                                     BlockedPanelShared<true>& sh, BeforeT before_t) {
-    constexpr int C0 = P * BLOCK_W;
+// final there (ready[0][P]), solved against T_P sub-panel by sub-panel as warp P's sweep
+// publishes it (sub[P][s], the last with ready[1][P]: the chain to warp W's own sweep no longer
+// waits for the whole of T_P), and stored to D; `before_t` runs before the first wait. With
+// OWN (P = W − 1), warp W's own diagonal block's rank-32 update by panel P accumulates in `acc`
+// along the way, from the solved rows in registers (it read them back from D after the store).
+// −1, or the failing column if panel P's sweep failed (the sub-panels after a failing column are
+// solved against stale T, in registers only; nothing is stored).
+template <int W, int P, bool OWN, typename BeforeT>
+__device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], double (&acc)[4][4][2], real* D, int n,
+                                                     int i, bool has_row, BlockedPanelShared<true>& sh,
+                                                     BeforeT before_t) {
+    constexpr int C0 = P * BLOCK_W, SW = SWEEP_SUB<true>, NS = BLOCK_W / SW;
+    static_assert(P + 1 < BLOCK_PANELS && SWEEP_SUB_PANELS<true>, "a whole panel, swept by sub-panels");
     panel_load<BLOCK_W, C0>(a, D, 0, i, has_row, n);
     if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);
     lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);
     before_t();
-    mbar_wait_cta(&sh.ready[1][P], 0);
-    if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
-    panel_solve<C0>(a, sh.T(P), sh.rdiag(P));
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+        if (s + 1 < NS) {
+            mbar_wait_cta(&sh.sub[P][s], 0);
+        } else {
+            mbar_wait_cta(&sh.ready[1][P], 0);
+            if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
+        }
+        panel_solve_columns<BLOCK_W>(a, sh.T(P), sh.rdiag(P), s * SW, (s + 1) * SW);
+        if constexpr (OWN) dmma_rows_rank4(acc, a, s * SW);
+    }
     if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);
     __syncwarp();  // (the lanes read each other's rows in the updates after this, and lane 0 signals)
     return -1;
@@ -642,7 +703,8 @@ __device__ __forceinline__ int lookahead_solve_panels(real* D, int n, int i, boo
         return -1;
     } else {
         real a[BLOCK_W];
-        const int f = lookahead_solve_panel<W, P>(a, D, n, i, has_row, sh, [] {});
+        double unused[4][4][2];
+        const int f = lookahead_solve_panel<W, P, false>(a, unused, D, n, i, has_row, sh, [] {});
         if (f >= 0) return f;
         return lookahead_solve_panels<W, P + 1>(D, n, i, has_row, sh);
     }
@@ -670,17 +732,24 @@ __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, Blocke
             if (has_row) panel_store<BLOCK_W, C0>(own, D, nullptr, 0, i, n);  // (read back by its own thread)
         }
         real a[BLOCK_W];
-        // (its own panel reloaded while it waits for T_PL: the load's latency under the wait)
-        const int fl = lookahead_solve_panel<W, PL>(a, D, n, i, has_row, sh,
-                                                    [&] { panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n); });
+        double acc[4][4][2] = {};  // its own panel's rank-32 update by panel PL, as PL is solved
+        // (its own panel asked into L1 while it waits for T_PL, lane l column C0 + l's two lines;
+        // loaded after the solve, whose registers it would share; one prefetch per element kept
+        // 32 addresses live across the solve, which spilled at f64 ld 96)
+        if (C0 + lane < LD) {
+            prefetch_l1(D + C0 + (C0 + lane) * LD);
+            if constexpr (C0 + 16 < LD) prefetch_l1(D + C0 + 16 + (C0 + lane) * LD);  // (inside D's LD × LD)
+        }
+        const int fl = lookahead_solve_panel<W, PL, true>(a, acc, D, n, i, has_row, sh, [] {});
         if (fl >= 0) return fl;
         // Its rows are final in the columns < C0: every lane releases its own stores (the D CTA's
         // mbarriers count 32 arrivals), lane 0 the warp's to the coupling CTAs.
         mbar_arrive(&sh.ready[0][W]);
         if (lane == 0) signal_couplings(&sh.ready[0][W], ncpl);
+        panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
+        dmma_rows_subtract<true>(own, acc);
     }
     if constexpr (W == 0) panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
-    if constexpr (W > 0) lookahead_rows_update<C0, C0, C0 - BLOCK_W, C0>(own, D, n);  // rank 32: panel W − 1
     int nb = 0;
     const int fs =
         panel_sweep_warp<C0, true>(own, sh, sh.T(W), sh.rdiag(W), D, nullptr, 0, i, has_row, n, thr, boost, nb);
@@ -738,6 +807,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, rea
                 // (the D CTA's: its 32 lanes of the panel's warp; a coupling CTA's: the D CTA's thread 0)
                 const unsigned arrivals = blk == 0 ? 32 : 1;
                 mbar_init(&sh.ready[0][p], arrivals), mbar_init(&sh.ready[1][p], arrivals);
+                for (int s = 0; s < BLOCK_W / SWEEP_SUB<true> - 1; ++s) mbar_init(&sh.sub[p][s], 32);  // (D CTA)
                 sh.panel_failed[p] = -1;  // (panels after a failing one are never swept)
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
