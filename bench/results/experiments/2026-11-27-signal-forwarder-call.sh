@@ -9,17 +9,8 @@
 set -uo pipefail
 source "$(dirname "$0")/device-env.sh"
 export BTCHOL_ELIMINATE_CLUSTER=all
-for side in a b; do
-    ( BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$side BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side timeout 120 "$B" bench \
-        --backend cuda --algorithm nd --dtype f64 --rhs device --n 73,100,128 --N 1,2,3,17,64 --batch 1,3 \
-        --repeats 1 --warmup 0 --csv "$out/corr-$side.csv" > /dev/null 2>&1; echo "$side correctness rc=$?" ) &
-done
-wait
-python3 -c "
-import csv
-a, b = ({(r['n'], r['N'], r['batch']): r for r in csv.DictReader(open(f'$out/corr-{s}.csv'))} for s in 'ab')
-d = [k for k in b if k in a and a[k]['solution_sha256'] != b[k]['solution_sha256']]
-print(len(b), 'rows on b,', len(d), 'differ from a', d[:5], 'worst bwd', max(float(r['backward_error']) for r in b.values()))"
+corr_sides 120 a,b --dtype f64 --n 73,100,128 --N 1,2,3,17,64 --batch 1,3
+same_bits a b
 BTCHOL_KERNEL_DIR=.bundle-ab/kernels-b BTCHOL_CACHE_DIR=/tmp/btchol-ab-b BTCHOL_REQUIRE_GPU=1 timeout 150 .bundle-ab/gpu_solve \
     --exact gpu_reports_failing_column_like_the_cpu_executor gpu_reports_not_positive_definite_per_item 2>&1 \
     | grep -E "test result|FAILED|panicked" | head -5

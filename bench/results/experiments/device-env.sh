@@ -6,3 +6,37 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/loca
 out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
 B=.bundle-ab/btchol
 nvidia-smi --query-gpu=name --format=csv,noheader
+
+# corr_sides TIMEOUT SIDES BENCH_ARGS...: each side's seeded correctness rows (one repeat, --rhs
+# device) into $out/corr-SIDE.csv, the sides in parallel, each with its kernels and cache.
+corr_sides() {
+    local t=$1 sides=$2 side; shift 2
+    for side in ${sides//,/ }; do
+        ( BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$side BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side timeout "$t" "$B" bench \
+            --backend cuda --algorithm nd --rhs device --repeats 1 --warmup 0 --csv "$out/corr-$side.csv" "$@" \
+            > /dev/null 2>&1; echo "$side correctness rc=$?" ) &
+    done
+    wait
+}
+# same_bits A B: B's rows against A's, shape by shape, by the solutions' SHA-256 (a patch that
+# claims the same factor); rows A never reached (its timeout) are counted apart, not as different.
+same_bits() {
+    python3 - "$out/corr-$1.csv" "$out/corr-$2.csv" <<'PY'
+import csv, sys
+a, b = ({(r["dtype"], r["n"], r["N"], r["batch"], r["nrhs"]): r for r in csv.DictReader(open(p))} for p in sys.argv[1:])
+both = [k for k in b if k in a]
+diff = [k for k in both if a[k]["solution_sha256"] != b[k]["solution_sha256"]]
+worst = max((float(r["backward_error"]) / (1e-15 if r["dtype"] == "f64" else 1e-6) for r in b.values()), default=0)
+print(f"{len(b)} rows on the second side, {len(both)} on both, {len(diff)} with other bits {diff[:8]}; "
+      f"worst backward error {worst:.2f} x (1e-15 f64, 1e-6 f32)")
+PY
+}
+# sanitize SIDE TOOL BENCH_ARGS...: compute-sanitizer's TOOL over one side's bench (one repeat,
+# --rhs device), the log in $out/san-SIDE-TOOL.log, its last line printed.
+sanitize() {
+    local side=$1 tool=$2; shift 2
+    BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$side BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side timeout 120 compute-sanitizer \
+        --tool "$tool" --error-exitcode 9 "$B" bench --backend cuda --algorithm nd --rhs device --repeats 1 --warmup 0 \
+        "$@" > "$out/san-$side-$tool.log" 2>&1
+    echo "side $side $tool rc=$? $(tail -1 "$out/san-$side-$tool.log")"
+}
