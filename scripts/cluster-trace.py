@@ -15,9 +15,12 @@ from globaltimer stamps taken by lane 0 of every warp.
 Events (slots of a warp's row of stamps; 0 = not reached):
   panel P (0..3)  4P+0 the panel's columns < 32P may be read (D CTA: ready[0][P] passed; coupling
                   CTA: after the barrier that follows it), 4P+1 its update by them done (D CTA:
-                  before the wait for T_P), 4P+2 T_P available, 4P+3 the panel solved and stored
-  D CTA warp W    16 its own panel's rank-32 update by panel W-1 starts, 17 its sweep starts,
-                  18 the sweep is published (T_W, rdiag, signals)
+                  before the wait for T_P's first sub-panel), 4P+2 T_P available (D CTA: the
+                  whole of it, ready[1][P]; its sub-panels were solved as they came), 4P+3 the
+                  panel solved and stored
+  D CTA warp W    16 its own panel's reload and rank-32 update by panel W-1 (accumulated along
+                  that panel's solve) start, 17 its sweep starts, 18 the sweep is published
+                  (T_W, rdiag, signals)
   every warp      20 kernel start, 21 after the PDL wait, 22 its part done (before the cluster's
                   last barrier), 23 kernel end
 The printf at the end of each launch delays the next launch, so only the phases inside a launch
@@ -60,17 +63,21 @@ def instrument(d, src="kernels"):
          "        if constexpr (CL) CT_MARK(4 * P + 3);\n"),
         # the D CTA's warps (lookahead_solve_panel, lookahead_d_warp)
         ("    if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);\n    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);\n"
-         "    before_t();\n    mbar_wait_cta(&sh.ready[1][P], 0);\n",
+         "    before_t();\n",
          "    if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);\n    CT_MARK(4 * P + 0);\n"
          "    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);\n"
-         "    before_t();\n    CT_MARK(4 * P + 1);\n    mbar_wait_cta(&sh.ready[1][P], 0);\n    CT_MARK(4 * P + 2);\n"),
+         "    before_t();\n    CT_MARK(4 * P + 1);\n"),
+        ("            mbar_wait_cta(&sh.ready[1][P], 0);\n            if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];\n",
+         "            mbar_wait_cta(&sh.ready[1][P], 0);\n            CT_MARK(4 * P + 2);\n"
+         "            if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];\n"),
         ("    if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);\n    __syncwarp();  // (the lanes read each other's rows",
          "    if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);\n    CT_MARK(4 * P + 3);\n"
          "    __syncwarp();  // (the lanes read each other's rows"),
-        ("    if constexpr (W > 0) lookahead_rows_update<C0, C0, C0 - BLOCK_W, C0>(own, D, n);  // rank 32: panel W − 1\n",
-         "    CT_MARK(16);\n"
-         "    if constexpr (W > 0) lookahead_rows_update<C0, C0, C0 - BLOCK_W, C0>(own, D, n);  // rank 32: panel W − 1\n"
-         "    CT_MARK(17);\n"),
+        ("        panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);\n        dmma_rows_subtract<true>(own, acc);\n",
+         "        CT_MARK(16);\n        panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);\n"
+         "        dmma_rows_subtract<true>(own, acc);\n"),
+        ("    int nb = 0;\n    const int fs =\n        panel_sweep_warp<C0, true>(",
+         "    CT_MARK(17);\n    int nb = 0;\n    const int fs =\n        panel_sweep_warp<C0, true>("),
         ("    mbar_arrive(&sh.ready[1][W]);\n    if (lane == 0) signal_couplings(&sh.ready[1][W], ncpl);\n",
          "    mbar_arrive(&sh.ready[1][W]);\n    if (lane == 0) signal_couplings(&sh.ready[1][W], ncpl);\n    CT_MARK(18);\n"),
         ("        if (threadIdx.x == 0) nboost = sh.boosted;\n        // The D CTA's shared memory stays",
@@ -126,7 +133,7 @@ def report(path):
         us = lambda t: f"{(t - t0) / 1e3:6.2f}" if t else "     -"
         print(f"level {lv} ({warps[(0, 0)][0] // 3} eliminations): kernel start {us(warps[(0, 0)][1][20])}, "
               f"end {max(s[23] for _, s in warps.values()) / 1e3 - t0 / 1e3:6.2f}")
-        print("   CTA warp | panel P: cols<32P ready, updated, T ready, solved  (P = 0..3) | own update, sweep start, published | done")
+        print("   CTA warp | panel P: cols<32P ready, updated, T ready, solved  (P = 0..3) | own reload, sweep start, published | done")
         for (blk, w) in sorted(warps):
             s = warps[(blk, w)][1]
             panels = " | ".join(" ".join(us(s[4 * p + k]) for k in range(4)) for p in range(4))
