@@ -26,7 +26,7 @@ Events (slots of a warp's row of stamps; 0 = not reached):
 The printf at the end of each launch delays the next launch, so only the phases inside a launch
 mean anything; run enough repeats for the clocks to settle (see scripts/factor-trace.py).
 """
-import collections, shutil, sys
+import collections, shutil, signal, sys
 
 SLOTS = 24
 
@@ -142,4 +142,5 @@ def report(path):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # (report | head)
     {"instrument": instrument, "report": report}[sys.argv[1]](*sys.argv[2:])
