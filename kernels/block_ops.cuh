@@ -232,6 +232,16 @@ struct BlockedPanelShared {
     }
 };
 
+// acc[I][J] += A_I·B_J over the 4 × 4 tiles of 8 × 8 of a 32 × 32 product, one k-step of 4 (mma
+// m8n8k4; av[I], bv[J]: the lane's A and B fragments). LOWER: only the tiles J ≤ I.
+template <bool LOWER = false>
+__device__ __forceinline__ void dmma_tiles_step(double (&acc)[4][4][2], const double (&av)[4], const double (&bv)[4]) {
+#pragma unroll
+    for (int I = 0; I < 4; ++I)
+#pragma unroll
+        for (int J = 0; J < (LOWER ? I + 1 : 4); ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
+}
+
 // f64 on sm_80+: the left-looking update of a panel on the FP64 tensor cores (SIMT, it issued 16
 // shared loads and 32 FMAs per finished column and row: about half the warp-state samples of the
 // 113 µs f64 n = 128 elimination; ncu, H100).
@@ -294,10 +304,7 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
         for (int I = 0; I < 4; ++I) av[I] = aon[I] && m < n ? arow[I][(long long)m * LD] : 0.0;
 #pragma unroll
         for (int J = 0; J < 4; ++J) bv[J] = S[m * BLOCK_W + 8 * J + r];
-#pragma unroll
-        for (int I = 0; I < 4; ++I)
-#pragma unroll
-            for (int J = 0; J < 4; ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
+        dmma_tiles_step(acc, av, bv);
     }
     load();
     dmma_rows_subtract(a, acc);
@@ -628,10 +635,7 @@ __device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const 
 #pragma unroll
             for (int J = 0; J < 4; ++J)
                 bv[J] = RA == RB ? av[J] : (RB + 8 * J + r < n && m < n ? D[RB + 8 * J + r + (long long)m * LD] : 0.0);
-#pragma unroll
-            for (int I = 0; I < 4; ++I)
-#pragma unroll
-                for (int J = 0; J < 4; ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
+            dmma_tiles_step(acc, av, bv);
         }
         dmma_rows_subtract(a, acc);
     }
@@ -655,30 +659,24 @@ __device__ __forceinline__ void dmma_rows_rank4(double (&acc)[4][4][2], const re
         }
         av[I] = v;
     }
-#pragma unroll
-    for (int I = 0; I < 4; ++I)
-#pragma unroll
-        for (int J = 0; J <= I; ++J) dmma_8x8x4(acc[I][J], av[I], av[J]);
+    dmma_tiles_step<true>(acc, av, av);
 }
 
 // Warp W's columns of panel P < W: updated by the columns < 32P once panel P's pivot rows are
 // final there (ready[0][P]), solved against T_P sub-panel by sub-panel as warp P's sweep
 // publishes it (sub[P][s], the last with ready[1][P]: the chain to warp W's own sweep no longer
-// waits for the whole of T_P), and stored to D; `before_t` runs before the first wait. With
-// OWN (P = W − 1), warp W's own diagonal block's rank-32 update by panel P accumulates in `acc`
-// along the way, from the solved rows in registers (it read them back from D after the store).
-// −1, or the failing column if panel P's sweep failed (the sub-panels after a failing column are
-// solved against stale T, in registers only; nothing is stored).
-template <int W, int P, bool OWN, typename BeforeT>
-__device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], double (&acc)[4][4][2], real* D, int n,
-                                                     int i, bool has_row, BlockedPanelShared<true>& sh,
-                                                     BeforeT before_t) {
+// waits for the whole of T_P), and stored to D; `solved(m0)` runs after each sub-panel [m0, m0 + 4) is solved in a[] (lookahead_d_warp: its own
+// block's update by panel W − 1 from the solved rows in registers; it read them back from D after
+// the store). −1, or the failing column if panel P's sweep failed (the sub-panels after a failing
+// column are solved against stale T, in registers only; nothing is stored).
+template <int W, int P, typename Solved>
+__device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], real* D, int n, int i, bool has_row,
+                                                     BlockedPanelShared<true>& sh, Solved solved) {
     constexpr int C0 = P * BLOCK_W, SW = SWEEP_SUB<true>, NS = BLOCK_W / SW;
     static_assert(P + 1 < BLOCK_PANELS && SWEEP_SUB_PANELS<true>, "a whole panel, swept by sub-panels");
     panel_load<BLOCK_W, C0>(a, D, 0, i, has_row, n);
     if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);
     lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);
-    before_t();
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
         if (s + 1 < NS) {
@@ -688,7 +686,7 @@ __device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], double 
             if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
         }
         panel_solve_columns<BLOCK_W>(a, sh.T(P), sh.rdiag(P), s * SW, (s + 1) * SW);
-        if constexpr (OWN) dmma_rows_rank4(acc, a, s * SW);
+        solved(s * SW);
     }
     if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);
     __syncwarp();  // (the lanes read each other's rows in the updates after this, and lane 0 signals)
@@ -703,8 +701,7 @@ __device__ __forceinline__ int lookahead_solve_panels(real* D, int n, int i, boo
         return -1;
     } else {
         real a[BLOCK_W];
-        double unused[4][4][2];
-        const int f = lookahead_solve_panel<W, P, false>(a, unused, D, n, i, has_row, sh, [] {});
+        const int f = lookahead_solve_panel<W, P>(a, D, n, i, has_row, sh, [](int) {});
         if (f >= 0) return f;
         return lookahead_solve_panels<W, P + 1>(D, n, i, has_row, sh);
     }
@@ -740,7 +737,8 @@ __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, Blocke
             prefetch_l1(D + C0 + (C0 + lane) * LD);
             if constexpr (C0 + 16 < LD) prefetch_l1(D + C0 + 16 + (C0 + lane) * LD);  // (inside D's LD × LD)
         }
-        const int fl = lookahead_solve_panel<W, PL, true>(a, acc, D, n, i, has_row, sh, [] {});
+        const int fl =
+            lookahead_solve_panel<W, PL>(a, D, n, i, has_row, sh, [&](int m0) { dmma_rows_rank4(acc, a, m0); });
         if (fl >= 0) return fl;
         // Its rows are final in the columns < C0: every lane releases its own stores (the D CTA's
         // mbarriers count 32 arrivals), lane 0 the warp's to the coupling CTAs.

@@ -62,11 +62,9 @@ def instrument(d, src="kernels"):
          "        if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);\n"
          "        if constexpr (CL) CT_MARK(4 * P + 3);\n"),
         # the D CTA's warps (lookahead_solve_panel, lookahead_d_warp)
-        ("    if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);\n    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);\n"
-         "    before_t();\n",
+        ("    if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);\n    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);\n",
          "    if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);\n    CT_MARK(4 * P + 0);\n"
-         "    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);\n"
-         "    before_t();\n    CT_MARK(4 * P + 1);\n"),
+         "    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);\n    CT_MARK(4 * P + 1);\n"),
         ("            mbar_wait_cta(&sh.ready[1][P], 0);\n            if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];\n",
          "            mbar_wait_cta(&sh.ready[1][P], 0);\n            CT_MARK(4 * P + 2);\n"
          "            if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];\n"),
