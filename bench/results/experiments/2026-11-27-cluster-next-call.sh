@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call (written in the ninth session, not yet run) for two patches to the cluster
-# elimination, alone and together (both against d654a35, and they compose):
+# elimination, alone and together (both apply to a83ad34, and they compose):
 #   b  2026-11-27-own-update-per-panel.patch: warp W of the D CTA updates its own diagonal block
 #      by each panel it solves along that panel's solve (from registers), instead of by all of
 #      them from global memory before its last panel (~6.9 µs of warp 3's chain at n = 128);
