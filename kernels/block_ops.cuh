@@ -175,11 +175,16 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // Same contract as potrf_trsm_panel, except that a failing pivot leaves the panels before it
 // written; sX0 / sX1 may be null (couplings only in global memory, for the fill to read there).
 #define BLOCKED_PANEL (LD > 64 && LD <= 256 && 3 * LD <= NT)
+// The blocked panels' code: the one-CTA blocked elimination's, and the cluster elimination's,
+// which also takes 56 < LD ≤ 64 (jit.rs KernelSpec::eliminate_cluster: two panels there, in
+// place of the one-CTA sweep of all LD columns with a CTA barrier per column; correct from
+// LD = 33 on, but slower than that sweep at LD = 40 and 48).
+#define BLOCKED_PANEL_CODE (BLOCKED_PANEL || (LD > 56 && LD <= 64 && 3 * LD <= NT && BT_ELIMINATE_CLUSTER))
 // Panel width: 32 columns; 16 above LD = 128, whose 3·LD threads may hold ≤ 85 registers each.
 #define BLOCK_W (LD > 128 ? 16 : 32)
 // Threads per CTA of the blocked elimination's cluster variant (potrf_trsm_blocked_cluster).
 #define CLUSTER_ROW_THREADS ((LD + 31) / 32 * 32)
-#if BLOCKED_PANEL
+#if BLOCKED_PANEL_CODE
 // Panels C0, C0 + BLOCK_W, … of one thread's row (compile-time C0; −1 or the failing column).
 // Shared memory of the blocked panel: the sweep's column buffer; D's rows of the panel times the
 // finished columns (S[m][k] = L[C0 + k][m], m < C0; sized for the widest C0); the panel's

@@ -78,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
 // cluster x: block c's rows (D, X_0, X_1) of record x % n_work of item x / n_work (engine.rs
 // EliminateCluster, at levels whose clusters fit the SMs at once). Compiled in where jit.rs
 // KernelSpec::eliminate_cluster says (BT_ELIMINATE_CLUSTER); elsewhere not launched, and a no-op.
-#if BLOCKED_PANEL
+#if BLOCKED_PANEL_CODE
 constexpr bool ELIMINATE_CLUSTER = BT_ELIMINATE_CLUSTER;
 static_assert(!ELIMINATE_CLUSTER || BLOCKED_WARP_SWEEP, "the cluster variant needs the diagonal warp's sweep");
 #else
@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THR
     btchol_factor_eliminate_cluster(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
     unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
     wait_for_previous_kernel();
-#if BLOCKED_PANEL
+#if BLOCKED_PANEL_CODE
     const int x = blockIdx.x / 3, blk = blockIdx.x % 3;
     const int* r = recs + REC * (x % n_work);
     const int item = x / n_work;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Timeline inside the cluster elimination (btchol_factor_eliminate_cluster; f64, 72 < ld <= 128, sm_90),
+"""Timeline inside the cluster elimination (btchol_factor_eliminate_cluster; f64, ld = 64 or 72 < ld <= 128, sm_90),
 from globaltimer stamps taken by lane 0 of every warp.
 
     python3 scripts/cluster-trace.py instrument DIR [SRC]

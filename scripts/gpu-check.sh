@@ -169,9 +169,9 @@ san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --dtype f64 --n 8 --N 37 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --repeats 1 --warmup 0"
 # Large blocks: the tall panel (n = 48), the blocked panel with 32-column (n = 100) and 16-column
-# (n = 200) panels, each with a partial last panel, and the split gemm (every level at n > 64,
-# the narrow ones at n = 48).
-large="bench --backend cuda --dtype f64,f32 --n 48,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
+# (n = 200) panels, each with a partial last panel, the split gemm (every level at n > 64, the
+# narrow ones at n = 48 and 64), and the cluster elimination's two panels (f64 n = 64).
+large="bench --backend cuda --dtype f64,f32 --n 48,64,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 # The per-item sequential factor's warp pair (named barriers between its two warps) and the solve's
 # helper warps (mbarriers), odd n and N.
 seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0"

@@ -42,7 +42,7 @@ split = int(ldi > 64)  # jit.rs SPLIT_ABOVE_LD
 fused = int(not split and 3 * ldi ** 2 * size + 4096 <= 200 * 1024)
 opts = ["--gpu-architecture=sm_90", "--std=c++17", f"-DBT_T={t}", f"-DBT_LD={ld}", f"-DBT_NT={nt}", f"-DBT_FUSED={fused}",
         f"-DBT_SPLIT={split}", "-DBT_BOOST=0",
-        f"-DBT_ELIMINATE_CLUSTER={int(t == 'double' and 72 < ldi <= 128)}"]  # jit.rs KernelSpec::eliminate_cluster (sm_90)
+        f"-DBT_ELIMINATE_CLUSTER={int(t == 'double' and (56 < ldi <= 64 or 72 < ldi <= 128))}"]  # jit.rs KernelSpec::eliminate_cluster (sm_90)
 if nv.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])) != 0:
     n = ctypes.c_size_t(); nv.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
     b = ctypes.create_string_buffer(n.value); nv.nvrtcGetProgramLog(prog, b); sys.exit(b.value.decode()[-3000:])
