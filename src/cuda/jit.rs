@@ -182,8 +182,9 @@ impl KernelSpec {
     /// btchol_factor_eliminate_cluster: a cluster of three CTAs per elimination, one per block
     /// of rows): f64 blocks of ld = 64 and 72 < ld ≤ 128 (two to four 32-column panels swept by
     /// the diagonal warp), sm_90. (With the look-ahead D CTA, against one CTA per elimination,
-    /// H100, N = 64: ld = 40 27 % and ld = 48 14 % slower, ld = 64 5 % faster (13 % at N = 3),
-    /// ld = 72 2 % slower, ld = 80 2 % and ld = 96 8 % faster; bench/results/ab.)
+    /// H100, N = 64: ld = 40 27 % and ld = 48 14 % slower, ld = 64 3–4 % faster (14 % at N = 3,
+    /// 1 % slower at N = 1024), ld = 72 2 % slower, ld = 80 2 % and ld = 96 8 % faster;
+    /// bench/results/ab.)
     pub fn eliminate_cluster(&self, arch: (i32, i32)) -> bool {
         self.dtype == DType::F64 && (self.ld > 56 && self.ld <= 64 || self.ld > 72 && self.ld <= 128) && arch.0 >= 9
     }
