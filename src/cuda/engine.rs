@@ -225,8 +225,9 @@ struct EliminateCluster {
 }
 
 /// The cluster elimination where the variant has one and the device can run it:
-/// `BTCHOL_ELIMINATE_CLUSTER=0` never, `all` at every split level, otherwise (default) at levels
-/// whose clusters fit the SMs at once.
+/// `BTCHOL_ELIMINATE_CLUSTER=0` never, `all` at every split level, `K` (a number) at levels of
+/// at most K CTAs (for measuring the rule), otherwise (default) at levels whose clusters fit the
+/// SMs at once.
 fn eliminate_cluster(
     dev: &Device,
     spec: &KernelSpec,
@@ -242,7 +243,10 @@ fn eliminate_cluster(
     if (KernelLaunch { grid: 3, threads, smem, cluster: 3, early: false }).max_active(&func)? == 0 {
         return Ok(None);
     }
-    let max_ctas = if mode == "all" { i32::MAX as usize } else { dev.sm_count };
+    let max_ctas = match mode.as_str() {
+        "all" => i32::MAX as usize,
+        k => k.parse().unwrap_or(dev.sm_count),
+    };
     Ok(Some(EliminateCluster { func, threads, smem, max_ctas }))
 }
 
