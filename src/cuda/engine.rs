@@ -263,6 +263,28 @@ pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<
     .map_err(|e| cuda_err("opting in to shared memory", e))
 }
 
+/// `BTCHOL_SMEM_CARVEOUT=P` (kernel development): every kernel's preferred share of the SM's
+/// unified L1/shared memory for shared memory, in percent (0: the most L1, 100: the most shared
+/// memory), instead of the driver's choice, which sizes shared memory for the kernel's highest
+/// occupancy and leaves the rest to L1. A hint: the driver still gives a kernel the shared
+/// memory that one of its CTAs needs. Kernels that re-read global memory (the blocked
+/// eliminations read their rows' finished columns back) may run faster with more L1 where a
+/// level has too few CTAs to use the occupancy.
+fn smem_carveout() -> Option<i32> {
+    std::env::var("BTCHOL_SMEM_CARVEOUT").ok()?.parse().ok().filter(|p| (0..=100).contains(p))
+}
+
+fn set_smem_carveout(func: &CudaFunction, percent: i32) -> Result<()> {
+    unsafe {
+        result::function::set_function_attribute(
+            func.cu_function(),
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            percent,
+        )
+    }
+    .map_err(|e| cuda_err("setting the shared memory carveout", e))
+}
+
 /// Records a level may have at most to join the solve's merged tail (kernels/small.cu
 /// `btchol_solve_tail_small`): two rounds of its two groups of 256 threads. Measured on the H100
 /// (scripts/gpu-ab.sh, 2026-11-23): the tail takes 3–7 % off the solve (n = 16, N = 64: 81 → 75
@@ -550,7 +572,14 @@ impl<T: Scalar> CudaEngine<T> {
         dev.bind()?;
         let module =
             dev.ctx.load_module(Ptx::from_binary((*cubin).clone())).map_err(|e| cuda_err("loading the kernels", e))?;
-        let f = |name: &str| module.load_function(name).map_err(|e| cuda_err(name, e));
+        let carveout = smem_carveout();
+        let f = |name: &str| {
+            let func = module.load_function(name).map_err(|e| cuda_err(name, e))?;
+            if let Some(percent) = carveout {
+                set_smem_carveout(&func, percent)?;
+            }
+            Ok::<_, Error>(func)
+        };
         let k = Kernels {
             factor_eliminate: f("btchol_factor_eliminate")?,
             factor_update: f("btchol_factor_update")?,

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One device call (written in the tenth session, not yet run): does the L1/shared-memory split
+# matter? The driver sizes each kernel's shared memory for its highest occupancy and leaves the
+# rest of the SM's 256 KB to L1. At f32 ld 80 the blocked elimination went from 96 to 80
+# registers at d3930e0 (2 CTAs an SM instead of 1, so ~180 KB of shared memory instead of ~90 and
+# about half the L1), which is when f32 n = 72 and 80 factored ~17 % slower (experiments README,
+# fifth to seventh sessions: same instruction mix, +2 µs per elimination). Those eliminations
+# read their rows' finished columns back from global memory, and a single system's levels have
+# too few CTAs to use the occupancy. BTCHOL_SMEM_CARVEOUT=P sets every kernel's preference
+# (src/cuda/engine.rs smem_carveout); this runs default / 0 (most L1) / 50 / 100, 3 interleaved
+# rounds, on one binary. If 0 or 50 wins, the rule goes per kernel and level width.
+# Here (no GPU), from a clean tree: bash scripts/gpu-ab.sh bundle-kernels . .
+# Device: run(command="bash bench/results/experiments/2026-11-28-smem-carveout-call.sh", carry=[".bundle-ab"])
+set -uo pipefail
+source "$(dirname "$0")/device-env.sh"
+modes="default 0 50 100"
+for round in 1 2 3; do
+    for mode in $modes; do
+        for dt in f32 f64; do
+            ns=$([ $dt = f32 ] && echo 72,80,128 || echo 32,64,128)
+            BTCHOL_SMEM_CARVEOUT=$([ "$mode" = default ] || echo "$mode") BTCHOL_KERNEL_DIR=.bundle-ab/kernels-a \
+                BTCHOL_CACHE_DIR=/tmp/btchol-ab-a timeout 120 "$B" bench --backend cuda --algorithm nd --dtype $dt \
+                --rhs device --n $ns --N 64,1024 --repeats 20 --warmup 5 --csv "$out/c-$mode-$dt-$round.csv" > /dev/null 2>&1
+        done
+        echo -n "$mode/$round "
+    done
+done
+echo
+python3 - "$out" "$modes" <<'PY'
+import csv, glob, sys
+out, modes = sys.argv[1], sys.argv[2].split()
+rows = {}
+for f in glob.glob(f"{out}/c-*.csv"):
+    mode = f.split("/c-")[1].split("-")[0]
+    for r in csv.DictReader(open(f)):
+        by = rows.setdefault((r["dtype"], int(r["n"]), int(r["N"])), {}).setdefault(mode, ([], []))
+        by[0].append(float(r["factor_us_median"])); by[1].append(float(r["solve_us_median"]))
+with open(f"{out}/carveout.csv", "w") as w:
+    w.write("dtype,n,N,carveout,factor_us_rounds,solve_us_rounds\n")
+    for (dt, n, N), by in sorted(rows.items()):
+        for m, (fa, so) in by.items():
+            w.write(f"{dt},{n},{N},{m},{' '.join(f'{x:.1f}' for x in fa)},{' '.join(f'{x:.1f}' for x in so)}\n")
+print("factor / solve µs, best of 3 rounds, by BTCHOL_SMEM_CARVEOUT:")
+print("dtype   n     N " + "".join(f"{m:>16}" for m in modes))
+for (dt, n, N), by in sorted(rows.items()):
+    print(f"{dt:5} {n:3} {N:5} " + "".join(f"{min(by[m][0]):8.1f}/{min(by[m][1]):<7.1f}" if m in by else f"{'-':>16}" for m in modes))
+PY
+rm -f "$out"/c-*.csv
