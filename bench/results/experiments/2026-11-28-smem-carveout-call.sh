@@ -20,29 +20,10 @@ for round in 1 2 3; do
             ns=$([ $dt = f32 ] && echo 72,80,128 || echo 32,64,128)
             BTCHOL_SMEM_CARVEOUT=$([ "$mode" = default ] || echo "$mode") BTCHOL_KERNEL_DIR=.bundle-ab/kernels-a \
                 BTCHOL_CACHE_DIR=/tmp/btchol-ab-a timeout 120 "$B" bench --backend cuda --algorithm nd --dtype $dt \
-                --rhs device --n $ns --N 64,1024 --repeats 20 --warmup 5 --csv "$out/c-$mode-$dt-$round.csv" > /dev/null 2>&1
+                --rhs device --n $ns --N 64,1024 --repeats 20 --warmup 5 --csv "$out/carveout-$mode-$dt-$round.csv" > /dev/null 2>&1
         done
         echo -n "$mode/$round "
     done
 done
 echo
-python3 - "$out" "$modes" <<'PY'
-import csv, glob, sys
-out, modes = sys.argv[1], sys.argv[2].split()
-rows = {}
-for f in glob.glob(f"{out}/c-*.csv"):
-    mode = f.split("/c-")[1].split("-")[0]
-    for r in csv.DictReader(open(f)):
-        by = rows.setdefault((r["dtype"], int(r["n"]), int(r["N"])), {}).setdefault(mode, ([], []))
-        by[0].append(float(r["factor_us_median"])); by[1].append(float(r["solve_us_median"]))
-with open(f"{out}/carveout.csv", "w") as w:
-    w.write("dtype,n,N,carveout,factor_us_rounds,solve_us_rounds\n")
-    for (dt, n, N), by in sorted(rows.items()):
-        for m, (fa, so) in by.items():
-            w.write(f"{dt},{n},{N},{m},{' '.join(f'{x:.1f}' for x in fa)},{' '.join(f'{x:.1f}' for x in so)}\n")
-print("factor / solve µs, best of 3 rounds, by BTCHOL_SMEM_CARVEOUT:")
-print("dtype   n     N " + "".join(f"{m:>16}" for m in modes))
-for (dt, n, N), by in sorted(rows.items()):
-    print(f"{dt:5} {n:3} {N:5} " + "".join(f"{min(by[m][0]):8.1f}/{min(by[m][1]):<7.1f}" if m in by else f"{'-':>16}" for m in modes))
-PY
-rm -f "$out"/c-*.csv
+mode_table carveout "$modes"

@@ -40,3 +40,28 @@ sanitize() {
         "$@" > "$out/san-$side-$tool.log" 2>&1
     echo "side $side $tool rc=$? $(tail -1 "$out/san-$side-$tool.log")"
 }
+# mode_table NAME "MODE ...": the bench CSVs $out/NAME-MODE-*.csv (one per mode, round and
+# whatever else) as one table, factor / solve µs, the best round per shape and mode, with every
+# round kept in $out/NAME.csv; the per-run CSVs are removed.
+mode_table() {
+    python3 - "$out" "$1" "$2" <<'PY'
+import csv, glob, sys
+out, name, modes = sys.argv[1], sys.argv[2], sys.argv[3].split()
+rows = {}
+for f in glob.glob(f"{out}/{name}-*.csv"):
+    mode = f[len(f"{out}/{name}-"):].split("-")[0]
+    for r in csv.DictReader(open(f)):
+        by = rows.setdefault((r["dtype"], int(r["n"]), int(r["N"])), {}).setdefault(mode, ([], []))
+        by[0].append(float(r["factor_us_median"])); by[1].append(float(r["solve_us_median"]))
+with open(f"{out}/{name}.csv", "w") as w:
+    w.write("dtype,n,N,mode,factor_us_rounds,solve_us_rounds\n")
+    for (dt, n, N), by in sorted(rows.items()):
+        for m, (fa, so) in by.items():
+            w.write(f"{dt},{n},{N},{m},{' '.join(f'{x:.1f}' for x in fa)},{' '.join(f'{x:.1f}' for x in so)}\n")
+print(f"{name}: factor / solve µs, the best round, by mode:")
+print("dtype   n     N " + "".join(f"{m:>16}" for m in modes))
+for (dt, n, N), by in sorted(rows.items()):
+    print(f"{dt:5} {n:3} {N:5} " + "".join(f"{min(by[m][0]):8.1f}/{min(by[m][1]):<7.1f}" if m in by else f"{'-':>16}" for m in modes))
+PY
+    rm -f "$out/$1"-*.csv
+}
