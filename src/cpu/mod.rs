@@ -69,7 +69,7 @@ impl<T: Scalar> CpuEngine<T> {
             algorithm == Algorithm::NestedDissection,
             "a schedule exactly for nested dissection"
         );
-        assert!(schedule.as_ref().is_none_or(|s| s.n_blocks() == dims.n_blocks));
+        assert!(schedule.as_ref().map_or(true, |s| s.n_blocks() == dims.n_blocks));
         let slots_per_item = schedule.as_ref().map_or(dims.n_blocks - 1, |s| s.n_slots());
         let diag = try_zeroed(dims.diag_len(), "CPU diagonal-block workspace")?;
         let slots = try_zeroed(dims.batch * slots_per_item * dims.block_len(), "CPU coupling workspace")?;
