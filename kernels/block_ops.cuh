@@ -176,10 +176,10 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // written; sX0 / sX1 may be null (couplings only in global memory, for the fill to read there).
 #define BLOCKED_PANEL (LD > 64 && LD <= 256 && 3 * LD <= NT)
 // The blocked panels' code: the one-CTA blocked elimination's, and the cluster elimination's,
-// which also takes 56 < LD ≤ 64 (jit.rs KernelSpec::eliminate_cluster: two panels there, in
-// place of the one-CTA sweep of all LD columns with a CTA barrier per column; correct from
-// LD = 33 on, but slower than that sweep at LD = 40 and 48).
-#define BLOCKED_PANEL_CODE (BLOCKED_PANEL || (LD > 56 && LD <= 64 && 3 * LD <= NT && BT_ELIMINATE_CLUSTER))
+// which also works for 32 < LD ≤ 64 (two panels, in place of the one-CTA sweep of all LD
+// columns with a CTA barrier per column); jit.rs KernelSpec::eliminate_cluster says at which LD
+// it is compiled in (BT_ELIMINATE_CLUSTER).
+#define BLOCKED_PANEL_CODE (BLOCKED_PANEL || (BT_ELIMINATE_CLUSTER && LD > 32 && 3 * LD <= NT))
 // Panel width: 32 columns; 16 above LD = 128, whose 3·LD threads may hold ≤ 85 registers each.
 #define BLOCK_W (LD > 128 ? 16 : 32)
 // Threads per CTA of the blocked elimination's cluster variant (potrf_trsm_blocked_cluster).
@@ -206,6 +206,9 @@ template <bool CL>
 constexpr bool SWEEP_SUB_PANELS = CL || LD <= 72;
 template <bool CL>
 constexpr int SWEEP_SUB = CL ? 4 : 8;
+// The cluster variant's D CTA signals each sub-panel of a panel but the last (whose signal is
+// ready[1][p]) on one mbarrier each.
+constexpr int SUB_SIGNALS = BLOCK_W / SWEEP_SUB<true> - 1;
 
 template <bool CL>
 struct BlockedPanelShared {
@@ -215,7 +218,7 @@ struct BlockedPanelShared {
     real rdiag1[CL ? 2 : BLOCK_W];
     unsigned long long ready[2][CL ? BLOCK_PANELS : 1];
     // (CL: the D CTA's look-ahead: sub-panel s < last of panel p published, lookahead_solve_panel)
-    unsigned long long sub[CL ? BLOCK_PANELS : 1][CL ? BLOCK_W / SWEEP_SUB<CL> - 1 : 1];
+    unsigned long long sub[CL ? BLOCK_PANELS : 1][CL ? SUB_SIGNALS : 1];
     int panel_failed[CL ? BLOCK_PANELS : 1];  // (CL: the coupling CTAs read each panel's from the D CTA)
     int failed, boosted;
     // Panel p's T and rdiag (the CTA variant: one of each, reused).
@@ -670,10 +673,11 @@ __device__ __forceinline__ void dmma_rows_rank4(double (&acc)[4][4][2], const re
 // Warp W's columns of panel P < W: updated by the columns < 32P once panel P's pivot rows are
 // final there (ready[0][P]), solved against T_P sub-panel by sub-panel as warp P's sweep
 // publishes it (sub[P][s], the last with ready[1][P]: the chain to warp W's own sweep no longer
-// waits for the whole of T_P), and stored to D; `solved(m0)` runs after each sub-panel [m0, m0 + 4) is solved in a[] (lookahead_d_warp: its own
-// block's update by panel W − 1 from the solved rows in registers; it read them back from D after
-// the store). −1, or the failing column if panel P's sweep failed (the sub-panels after a failing
-// column are solved against stale T, in registers only; nothing is stored).
+// waits for the whole of T_P), and stored to D; `solved(m0)` runs after each sub-panel
+// [m0, m0 + 4) is solved in a[] (lookahead_d_warp: its own block's update by panel W − 1, from
+// the solved rows in registers). −1, or the failing column if panel P's sweep failed (the
+// sub-panels after a failing column are solved against stale T, in registers only; nothing is
+// stored).
 template <int W, int P, typename Solved>
 __device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], real* D, int n, int i, bool has_row,
                                                      BlockedPanelShared<true>& sh, Solved solved) {
@@ -810,7 +814,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, rea
                 // (the D CTA's: its 32 lanes of the panel's warp; a coupling CTA's: the D CTA's thread 0)
                 const unsigned arrivals = blk == 0 ? 32 : 1;
                 mbar_init(&sh.ready[0][p], arrivals), mbar_init(&sh.ready[1][p], arrivals);
-                for (int s = 0; s < BLOCK_W / SWEEP_SUB<true> - 1; ++s) mbar_init(&sh.sub[p][s], 32);  // (D CTA)
+                for (int s = 0; s < SUB_SIGNALS; ++s) mbar_init(&sh.sub[p][s], 32);  // (D CTA)
                 sh.panel_failed[p] = -1;  // (panels after a failing one are never swept)
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
