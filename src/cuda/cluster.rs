@@ -137,6 +137,7 @@ impl ClusterSolve {
                 smem: dev.smem_optin,
                 cluster: size,
                 early: false,
+                carveout: None,
             };
             if worst.max_active(&func)? == 0 {
                 if size == 1 {
@@ -160,7 +161,7 @@ impl ClusterSolve {
         }
         let smem = l.ring_offset(m) + ring_slots * l.ld * l.ld * l.elem_bytes;
         let launch =
-            KernelLaunch { grid: batch * self.size, threads: CLUSTER_THREADS, smem, cluster: self.size, early };
+            KernelLaunch { grid: batch * self.size, threads: CLUSTER_THREADS, smem, cluster: self.size, early, carveout: None };
         Some(ClusterLaunch { launch, ring_slots })
     }
 }

@@ -240,7 +240,7 @@ fn eliminate_cluster(
     let func = func()?;
     let (threads, smem) = (spec.eliminate_cluster_threads(), spec.eliminate_cluster_smem_bytes());
     opt_in_shared_memory(&func, smem)?;
-    if (KernelLaunch { grid: 3, threads, smem, cluster: 3, early: false }).max_active(&func)? == 0 {
+    if (KernelLaunch { grid: 3, threads, smem, cluster: 3, early: false, carveout: None }).max_active(&func)? == 0 {
         return Ok(None);
     }
     let max_ctas = match mode.as_str() {
@@ -272,6 +272,22 @@ pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<
 /// level has too few CTAs to use the occupancy.
 fn smem_carveout() -> Option<i32> {
     std::env::var("BTCHOL_SMEM_CARVEOUT").ok()?.parse().ok().filter(|p| (0..=100).contains(p))
+}
+
+/// The carveout of a factor level's launches of at most one CTA per SM (a single system's
+/// upper levels): 0, the most L1, by default. There occupancy has no use for shared memory
+/// beyond one CTA's, and the driver's choice (shared memory for the highest occupancy) halves
+/// the L1 that the blocked eliminations read their finished columns back through. H100,
+/// 2026-11-28, factor: f32 n = 64–128 −2 … −9 %, f64 n = 64–128 −1 … −2 % at N = 64, f64 at
+/// N = 1024 and n = 32 unchanged; on the solve's levels +2–4 % (f32, N = 1024), so they keep the
+/// driver's (bench/results/ab/README.md). `BTCHOL_SMEM_CARVEOUT_NARROW=P` sets P (0–100) instead,
+/// `none` the driver's choice. A launch attribute of CUDA 12.5 drivers; older ones keep theirs.
+fn narrow_carveout(driver: i32) -> Option<u32> {
+    match std::env::var("BTCHOL_SMEM_CARVEOUT_NARROW") {
+        Ok(v) if v == "none" => None,
+        Ok(v) => v.parse().ok().filter(|p| (0..=100).contains(p)),
+        Err(_) => (driver >= 12050).then_some(0),
+    }
 }
 
 fn set_smem_carveout(func: &CudaFunction, percent: i32) -> Result<()> {
@@ -538,6 +554,8 @@ pub struct CudaEngine<T: Scalar> {
     /// is scheduled while the previous one runs and waits for it inside, which hides the launch
     /// latency of the per-level chain.
     early_launch: bool,
+    /// The carveout of a factor level's launches of at most one CTA per SM (`narrow_carveout`).
+    narrow_carveout: Option<u32>,
     /// One-pass device solves of a single system may take the fused cluster solve
     /// (`fused_cluster_solve`).
     fused_solve: bool,
@@ -753,6 +771,7 @@ impl<T: Scalar> CudaEngine<T> {
             dev,
             graphs: (std::env::var("BTCHOL_CUDA_GRAPHS").as_deref() != Ok("0")).then(Default::default),
             early_launch,
+            narrow_carveout: narrow_carveout(driver),
             fused_solve: std::env::var("BTCHOL_FUSED_SOLVE").as_deref() != Ok("0"),
             stream,
             spec,
@@ -819,8 +838,28 @@ impl<T: Scalar> CudaEngine<T> {
         smem: usize,
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        let launch = KernelLaunch { grid, threads, smem, cluster: 1, early: self.early_launch };
+        let launch = KernelLaunch { grid, threads, smem, cluster: 1, early: self.early_launch, carveout: None };
         launch.launch(f, self.stream.raw, args)
+    }
+
+    /// A factor level's kernel (nested dissection, blocks above 32): as `launch_with`, with the
+    /// carveout of `factor_level_carveout`.
+    unsafe fn launch_factor_level(
+        &self,
+        f: &CudaFunction,
+        grid: usize,
+        threads: usize,
+        smem: usize,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let (early, carveout) = (self.early_launch, self.factor_level_carveout(grid));
+        KernelLaunch { grid, threads, smem, cluster: 1, early, carveout }.launch(f, self.stream.raw, args)
+    }
+
+    /// The carveout of a factor level's launch of `grid` CTAs: `narrow_carveout` where they fit
+    /// one per SM, the driver's choice otherwise.
+    fn factor_level_carveout(&self, grid: usize) -> Option<u32> {
+        self.narrow_carveout.filter(|_| grid <= self.dev.sm_count)
     }
 
     fn fill_keys(&self, buf: &DeviceBuffer<u64>) -> Result<()> {
@@ -955,14 +994,16 @@ impl<T: Scalar> CudaEngine<T> {
             Some(ec) => {
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
                 let (threads, smem) = (ec.threads, ec.smem);
-                let launch =
-                    KernelLaunch { grid: 3 * d.batch * lr.n_elim, threads, smem, cluster: 3, early: self.early_launch };
+                let grid = 3 * d.batch * lr.n_elim;
+                let (early, carveout) = (self.early_launch, self.factor_level_carveout(grid));
+                let launch = KernelLaunch { grid, threads, smem, cluster: 3, early, carveout };
                 unsafe { launch.launch(&ec.func, self.stream.raw, &mut a)? };
             }
             None => {
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
                 let smem = self.spec.factor_smem_bytes();
-                unsafe { self.launch(&self.k.factor_eliminate, d.batch * lr.n_elim, smem, &mut a)? };
+                let (grid, threads) = (d.batch * lr.n_elim, self.spec.threads);
+                unsafe { self.launch_factor_level(&self.k.factor_eliminate, grid, threads, smem, &mut a)? };
             }
         }
         let update_recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
@@ -971,10 +1012,11 @@ impl<T: Scalar> CudaEngine<T> {
             let (elim_recs, n_elim) = (recs, nw);
             let mut a = args![diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_d, item_s, fail];
             let ctas = d.batch * self.spec.gemm_ctas_per_item(lr.n_update, lr.n_elim);
-            return unsafe { self.launch_with(&self.k.factor_gemm, ctas, GEMM_TILE_THREADS, 0, &mut a) };
+            return unsafe { self.launch_factor_level(&self.k.factor_gemm, ctas, GEMM_TILE_THREADS, 0, &mut a) };
         }
         let mut a = args![diag, slots, update_recs, n_update, n, item_d, item_s, fail];
-        unsafe { self.launch(&self.k.factor_update, d.batch * lr.n_update, self.spec.update_smem_bytes(), &mut a) }
+        let (grid, threads, smem) = (d.batch * lr.n_update, self.spec.threads, self.spec.update_smem_bytes());
+        unsafe { self.launch_factor_level(&self.k.factor_update, grid, threads, smem, &mut a) }
     }
 
     /// Whether a level's fills and updates run as tiles of the gemm launch: always above ld = 64,

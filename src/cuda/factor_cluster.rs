@@ -102,7 +102,7 @@ impl FactorCluster {
                 .map_err(|e| cuda_err("allowing large clusters", e))?;
         }
         super::engine::opt_in_shared_memory(&func, smem)?;
-        let launch = KernelLaunch { grid: batch * size, threads: SMALL_THREADS, smem, cluster: size, early: false };
+        let launch = KernelLaunch { grid: batch * size, threads: SMALL_THREADS, smem, cluster: size, early: false, carveout: None };
         if launch.max_active(&func)? == 0 {
             return Ok(None);
         }
@@ -125,6 +125,7 @@ impl FactorCluster {
             smem: self.smem,
             cluster: self.size,
             early,
+            carveout: None,
         };
         launch.launch(&self.func, stream, args)
     }

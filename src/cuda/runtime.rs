@@ -272,6 +272,8 @@ impl<T: Copy> Drop for PinnedBuffer<T> {
 /// the programmatic dependent launch of sm_90: the kernel may be scheduled while the previous
 /// kernel in the stream (or graph) still runs, and waits for it inside (kernels/common.cuh
 /// `wait_for_previous_kernel`), so its launch latency overlaps the previous kernel's work.
+/// `carveout`: this launch's preferred share of the SM's L1/shared memory for shared memory, in
+/// percent (None: the kernel's own, the driver's choice unless set on the function).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelLaunch {
     pub grid: usize,
@@ -279,12 +281,13 @@ pub struct KernelLaunch {
     pub smem: usize,
     pub cluster: usize,
     pub early: bool,
+    pub carveout: Option<u32>,
 }
 
 impl KernelLaunch {
     /// Runs `with` on the driver's launch configuration (the attributes point into it).
     fn with_config<R>(&self, stream: sys::CUstream, with: impl FnOnce(&sys::CUlaunchConfig) -> R) -> R {
-        let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+        let mut attrs: [sys::CUlaunchAttribute; 3] = unsafe { std::mem::zeroed() };
         let mut n = 0;
         if self.cluster > 1 {
             attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -295,6 +298,11 @@ impl KernelLaunch {
         if self.early {
             attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
             attrs[n].value.programmaticStreamSerializationAllowed = 1;
+            n += 1;
+        }
+        if let Some(percent) = self.carveout {
+            attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+            attrs[n].value.sharedMemCarveout = percent;
             n += 1;
         }
         let config = sys::CUlaunchConfig {
