@@ -160,8 +160,14 @@ impl ClusterSolve {
             return None;
         }
         let smem = l.ring_offset(m) + ring_slots * l.ld * l.ld * l.elem_bytes;
-        let launch =
-            KernelLaunch { grid: batch * self.size, threads: CLUSTER_THREADS, smem, cluster: self.size, early, carveout: None };
+        let launch = KernelLaunch {
+            grid: batch * self.size,
+            threads: CLUSTER_THREADS,
+            smem,
+            cluster: self.size,
+            early,
+            carveout: None,
+        };
         Some(ClusterLaunch { launch, ring_slots })
     }
 }

@@ -283,10 +283,15 @@ fn smem_carveout() -> Option<i32> {
 /// driver's (bench/results/ab/README.md). `BTCHOL_SMEM_CARVEOUT_NARROW=P` sets P (0–100) instead,
 /// `none` the driver's choice. A launch attribute of CUDA 12.5 drivers; older ones keep theirs.
 fn narrow_carveout(driver: i32) -> Option<u32> {
-    match std::env::var("BTCHOL_SMEM_CARVEOUT_NARROW") {
-        Ok(v) if v == "none" => None,
-        Ok(v) => v.parse().ok().filter(|p| (0..=100).contains(p)),
-        Err(_) => (driver >= 12050).then_some(0),
+    narrow_carveout_from(std::env::var("BTCHOL_SMEM_CARVEOUT_NARROW").ok().as_deref(), driver)
+}
+
+/// `narrow_carveout` for a setting (None: unset) and a driver version (e.g. 12050 for 12.5).
+fn narrow_carveout_from(setting: Option<&str>, driver: i32) -> Option<u32> {
+    match setting {
+        Some("none") => None,
+        Some(v) => v.parse().ok().filter(|p| (0..=100).contains(p)),
+        None => (driver >= 12050).then_some(0),
     }
 }
 
@@ -838,8 +843,7 @@ impl<T: Scalar> CudaEngine<T> {
         smem: usize,
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        let launch = KernelLaunch { grid, threads, smem, cluster: 1, early: self.early_launch, carveout: None };
-        launch.launch(f, self.stream.raw, args)
+        self.launch_carveout(f, (grid, threads, smem), None, args)
     }
 
     /// A factor level's kernel (nested dissection, blocks above 32): as `launch_with`, with the
@@ -847,13 +851,23 @@ impl<T: Scalar> CudaEngine<T> {
     unsafe fn launch_factor_level(
         &self,
         f: &CudaFunction,
-        grid: usize,
-        threads: usize,
-        smem: usize,
+        shape: (usize, usize, usize),
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        let (early, carveout) = (self.early_launch, self.factor_level_carveout(grid));
-        KernelLaunch { grid, threads, smem, cluster: 1, early, carveout }.launch(f, self.stream.raw, args)
+        self.launch_carveout(f, shape, self.factor_level_carveout(shape.0), args)
+    }
+
+    /// `grid` CTAs of `threads` threads with `smem` bytes, one per cluster, early where the
+    /// engine launches early, with the given carveout.
+    unsafe fn launch_carveout(
+        &self,
+        f: &CudaFunction,
+        (grid, threads, smem): (usize, usize, usize),
+        carveout: Option<u32>,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let launch = KernelLaunch { grid, threads, smem, cluster: 1, early: self.early_launch, carveout };
+        launch.launch(f, self.stream.raw, args)
     }
 
     /// The carveout of a factor level's launch of `grid` CTAs: `narrow_carveout` where they fit
@@ -1003,7 +1017,7 @@ impl<T: Scalar> CudaEngine<T> {
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
                 let smem = self.spec.factor_smem_bytes();
                 let (grid, threads) = (d.batch * lr.n_elim, self.spec.threads);
-                unsafe { self.launch_factor_level(&self.k.factor_eliminate, grid, threads, smem, &mut a)? };
+                unsafe { self.launch_factor_level(&self.k.factor_eliminate, (grid, threads, smem), &mut a)? };
             }
         }
         let update_recs = self.recs.ptr + (lr.update_offset * REC * 4) as u64;
@@ -1012,11 +1026,11 @@ impl<T: Scalar> CudaEngine<T> {
             let (elim_recs, n_elim) = (recs, nw);
             let mut a = args![diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_d, item_s, fail];
             let ctas = d.batch * self.spec.gemm_ctas_per_item(lr.n_update, lr.n_elim);
-            return unsafe { self.launch_factor_level(&self.k.factor_gemm, ctas, GEMM_TILE_THREADS, 0, &mut a) };
+            return unsafe { self.launch_factor_level(&self.k.factor_gemm, (ctas, GEMM_TILE_THREADS, 0), &mut a) };
         }
         let mut a = args![diag, slots, update_recs, n_update, n, item_d, item_s, fail];
         let (grid, threads, smem) = (d.batch * lr.n_update, self.spec.threads, self.spec.update_smem_bytes());
-        unsafe { self.launch_factor_level(&self.k.factor_update, grid, threads, smem, &mut a) }
+        unsafe { self.launch_factor_level(&self.k.factor_update, (grid, threads, smem), &mut a) }
     }
 
     /// Whether a level's fills and updates run as tiles of the gemm launch: always above ld = 64,
@@ -1718,6 +1732,21 @@ impl<T: Scalar> CudaEngine<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The most L1 by default from CUDA 12.5 drivers (the launch attribute's first), nothing
+    /// before; `none` and out-of-range settings leave the driver's choice.
+    #[test]
+    fn narrow_carveout_setting() {
+        assert_eq!(narrow_carveout_from(None, 13000), Some(0));
+        assert_eq!(narrow_carveout_from(None, 12050), Some(0));
+        assert_eq!(narrow_carveout_from(None, 12040), None);
+        assert_eq!(narrow_carveout_from(Some("none"), 13000), None);
+        assert_eq!(narrow_carveout_from(Some("50"), 12040), Some(50));
+        assert_eq!(narrow_carveout_from(Some("100"), 13000), Some(100));
+        assert_eq!(narrow_carveout_from(Some("101"), 13000), None);
+        assert_eq!(narrow_carveout_from(Some("-1"), 13000), None);
+        assert_eq!(narrow_carveout_from(Some("most"), 13000), None);
+    }
 
     /// One stage only between what two stages and one stage hold (H100, f64 n = 32 solve: 6 and
     /// 12 items per SM of 132), and never when the driver cannot say.

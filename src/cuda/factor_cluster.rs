@@ -102,7 +102,14 @@ impl FactorCluster {
                 .map_err(|e| cuda_err("allowing large clusters", e))?;
         }
         super::engine::opt_in_shared_memory(&func, smem)?;
-        let launch = KernelLaunch { grid: batch * size, threads: SMALL_THREADS, smem, cluster: size, early: false, carveout: None };
+        let launch = KernelLaunch {
+            grid: batch * size,
+            threads: SMALL_THREADS,
+            smem,
+            cluster: size,
+            early: false,
+            carveout: None,
+        };
         if launch.max_active(&func)? == 0 {
             return Ok(None);
         }
