@@ -270,8 +270,13 @@ pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<
 /// memory that one of its CTAs needs. Kernels that re-read global memory (the blocked
 /// eliminations read their rows' finished columns back) may run faster with more L1 where a
 /// level has too few CTAs to use the occupancy.
-fn smem_carveout() -> Option<i32> {
-    std::env::var("BTCHOL_SMEM_CARVEOUT").ok()?.parse().ok().filter(|p| (0..=100).contains(p))
+fn smem_carveout() -> Option<u32> {
+    carveout_percent(&std::env::var("BTCHOL_SMEM_CARVEOUT").ok()?)
+}
+
+/// A carveout setting in percent, 0–100 (None: anything else).
+fn carveout_percent(setting: &str) -> Option<u32> {
+    setting.parse().ok().filter(|p| *p <= 100)
 }
 
 /// The carveout of a factor level's launches of at most one CTA per SM (a single system's
@@ -290,7 +295,7 @@ fn narrow_carveout(driver: i32) -> Option<u32> {
 fn narrow_carveout_from(setting: Option<&str>, driver: i32) -> Option<u32> {
     match setting {
         Some("none") => None,
-        Some(v) => v.parse().ok().filter(|p| (0..=100).contains(p)),
+        Some(v) => carveout_percent(v),
         None => (driver >= 12050).then_some(0),
     }
 }
@@ -599,7 +604,7 @@ impl<T: Scalar> CudaEngine<T> {
         let f = |name: &str| {
             let func = module.load_function(name).map_err(|e| cuda_err(name, e))?;
             if let Some(percent) = carveout {
-                set_smem_carveout(&func, percent)?;
+                set_smem_carveout(&func, percent as i32)?;
             }
             Ok::<_, Error>(func)
         };

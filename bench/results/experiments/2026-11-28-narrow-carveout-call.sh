@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# One device call (eleventh session): (1) the carveout per launch. The carveout sweep of
+# One device call (eleventh session, run before 0e7d6cb: since then narrow 0 on the factor levels
+# is the default, so "default" here means BTCHOL_SMEM_CARVEOUT_NARROW=none, and the narrow
+# setting covers factor-level launches only): (1) the carveout per launch. The carveout sweep of
 # 2026-11-28 (every kernel, function attribute) found 0 (the most L1) 6 % faster for f32 n = 72
 # and 80 at N = 64 and 25 % slower at N = 1024, and 50 2.8 % faster for f64 n = 64 at N = 1024.
 # BTCHOL_SMEM_CARVEOUT_NARROW=P sets it per launch on launches of at most one CTA per SM
