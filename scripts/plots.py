@@ -55,8 +55,8 @@ BLOCK_SIZES = (8, 16, 32, 64, 128)
 # The rule: factor <= cuDSS / 10, solve <= cuDSS / 5.
 TARGET_FACTOR = {"factor": 10.0, "solve": 5.0}
 STYLE = {
-    "cudss": dict(color="tab:green", marker="s", label="cuDSS 1.0.0"),
-    "socu": dict(color="tab:orange", marker="^", label="socu 0.1.0 (CUDA graphs)"),
+    "cudss": dict(color="tab:green", marker="s", label="cuDSS 1.0.0 (H100)"),
+    "socu": dict(color="tab:orange", marker="^", label="socu 0.1.0, CUDA graphs (H100)"),
 }
 
 

@@ -48,14 +48,20 @@ impl Peaks {
 
 /// GPU peaks by device name (exactly as `plan.gpu_name()` reports it).
 ///
-/// NVIDIA H100 80GB HBM3 (the device machine), measured 2026-11-22 with CuPy and CUDA events,
+/// NVIDIA H100 80GB HBM3 (the device machine until 2026-11-27), measured 2026-11-22 with CuPy and CUDA events,
 /// medians (../shared/notes/cuda-toolchain.md, "Limits measured on the device's H100"):
 /// * FP64 56 TFLOP/s: cuBLAS DGEMM 8192³ on the FP64 tensor cores (the datasheet's 67 is not
 ///   reached; the non-tensor FP64 pipes give 34, so kernels without DMMA see a lower ceiling);
 /// * FP32 51 TFLOP/s: cuBLAS SGEMM 8192³, TF32 off;
 /// * 2.96 TB/s: device-to-device copy of 1 GiB, read + write counted (datasheet 3.35 TB/s).
-pub const GPU_PEAKS: &[(&str, Peaks)] =
-    &[("NVIDIA H100 80GB HBM3", Peaks { f64_flops: 56e12, f32_flops: 51e12, bytes_per_s: 2.96e12, source: "table" })];
+///
+/// NVIDIA H200 (the device machine from 2026-11-28), measured 2026-11-28 the same way by
+/// `bench/peak/gpu_peaks.py` (15 repeats after 3 warm-ups, medians): FP64 55.7 TFLOP/s, FP32
+/// 51.1 TFLOP/s (the H100's: the same chip), copy 4.19 TB/s (datasheet 4.8 TB/s).
+pub const GPU_PEAKS: &[(&str, Peaks)] = &[
+    ("NVIDIA H100 80GB HBM3", Peaks { f64_flops: 56e12, f32_flops: 51e12, bytes_per_s: 2.96e12, source: "table" }),
+    ("NVIDIA H200", Peaks { f64_flops: 56e12, f32_flops: 51e12, bytes_per_s: 4.19e12, source: "table" }),
+];
 
 /// The peaks for the device a row ran on; `threads` is the CPU threads the plan used.
 pub fn peaks(backend: Backend, device: &str, threads: usize) -> Option<Peaks> {
