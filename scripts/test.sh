@@ -18,6 +18,13 @@ cargo test --release --test gpu_solve -- --nocapture 2>&1 | grep -m1 -E 'SKIPPED
 [ -x scripts/test-c.sh ] && run "C API, CMake, examples" scripts/test-c.sh
 [ -x scripts/test-bindings.sh ] && run "Python, Octave, Julia bindings" scripts/test-bindings.sh
 [ -x scripts/test-kernels.sh ] && run "CUDA kernels compile (NVRTC, no GPU)" scripts/test-kernels.sh
+# Formatting and lints, where the toolchain has rustfmt and clippy (rustup's default profile does).
+if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
+    run "rustfmt and clippy (warnings are errors)" \
+        bash -c 'cargo fmt --check && cargo clippy --release --all-targets --quiet -- -D warnings'
+else
+    echo "=== rustfmt and clippy: SKIPPED (not installed: rustup component add rustfmt clippy)"
+fi
 
 echo
 echo "suites: ${#passed_suites[@]} passed, $failed failed"

@@ -205,6 +205,8 @@ pub enum ItemStatus {
     },
 }
 
+// One per plan, so the CPU engine's size inline costs nothing worth an indirection.
+#[allow(clippy::large_enum_variant)]
 enum Engine<T: Scalar> {
     Cpu(CpuEngine<T>),
     Cuda(Box<CudaEngine<T>>),

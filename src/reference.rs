@@ -181,6 +181,7 @@ pub fn dense_cholesky(a: &mut [f64], rows: usize) -> Result<(), usize> {
         for k in 0..j {
             d -= a[j * rows + k] * a[j * rows + k];
         }
+        #[allow(clippy::neg_cmp_op_on_partial_ord)] // (a NaN pivot fails too)
         if !(d > 0.0) {
             return Err(j);
         }

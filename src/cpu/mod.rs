@@ -286,6 +286,9 @@ impl<T: Scalar> CpuEngine<T> {
                 for level in s.levels() {
                     let ne = level.eliminations.len();
                     self.par_for(items.len() * ne, work, |t| {
+                        // Rebound so the closure captures the whole (Sync) SyncPtr, not its raw
+                        // pointer field (edition 2021's disjoint captures would).
+                        #[allow(clippy::redundant_locals)]
                         let diag = diag;
                         let (b, e) = (items[t / ne], &level.eliminations[t % ne]);
                         if ok(b) {
@@ -294,6 +297,7 @@ impl<T: Scalar> CpuEngine<T> {
                     });
                     let nu = level.updates.len();
                     self.par_for(items.len() * nu, work * 4, |t| {
+                        #[allow(clippy::redundant_locals)] // (as `diag` above)
                         let slots = slots;
                         let (b, u) = (items[t / nu], &level.updates[t % nu]);
                         if ok(b) {

@@ -181,7 +181,7 @@ unsafe fn chol_small<S: Vx, const NC: usize, const BOOST: bool>(
                 return Err(j);
             }
             let p = PivotPolicy { threshold: thr, boost: S::from_f64((*piv).boost) };
-            d = p.small_pivot(d, &mut *boosted).map_err(|()| j)?;
+            d = p.small_pivot(d, &mut *boosted).ok_or(j)?;
         }
         if d >= unscaled_min {
             let r = S::ONE / d;

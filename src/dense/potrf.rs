@@ -23,16 +23,16 @@ impl<T: Scalar> PivotPolicy<T> {
     }
 
     /// The pivot to use for `d`, which is not above the threshold (or not finite): `boost`
-    /// (counted in `boosted`) or `Err` when boosting is off or `d` is not finite. Kept out of
+    /// (counted in `boosted`), or `None` when boosting is off or `d` is not finite. Kept out of
     /// line: the fast path of every kernel is the single comparison `d > threshold`.
     #[cold]
     #[inline(never)]
-    pub fn small_pivot(&self, d: T, boosted: &mut u32) -> Result<T, ()> {
+    pub fn small_pivot(&self, d: T, boosted: &mut u32) -> Option<T> {
         if self.boost > T::ZERO && d.is_finite() {
             *boosted += 1;
-            Ok(self.boost)
+            Some(self.boost)
         } else {
-            Err(())
+            None
         }
     }
 }
@@ -73,7 +73,7 @@ pub unsafe fn potrf_lower<T: Scalar, const FMA: bool>(
             let col = a.add(j * lda);
             let mut d = *col.add(j);
             if !(d > piv.threshold && d.is_finite()) {
-                d = piv.small_pivot(d, boosted).map_err(|()| j)?;
+                d = piv.small_pivot(d, boosted).ok_or(j)?;
             }
             let d = d.sqrt();
             *col.add(j) = d;

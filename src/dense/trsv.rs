@@ -13,6 +13,10 @@ pub struct Strided<T> {
 }
 
 impl<T> Strided<T> {
+    /// Pointer to element (r, c).
+    ///
+    /// # Safety
+    /// (r, c) must lie inside the matrix `ptr` points to.
     #[inline(always)]
     pub unsafe fn at(&self, r: usize, c: usize) -> *mut T {
         self.ptr.add(r * self.rs + c * self.cs)

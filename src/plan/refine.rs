@@ -333,6 +333,8 @@ impl MixedPlan {
             iterations += 1;
             self.residual(m);
             let next = self.backward_error(m);
+            // Negated on purpose: a NaN error counts as stalled.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             let stalled = !(next <= 0.5 * berr);
             berr = berr.min(next);
             if next <= tolerance || stalled {
@@ -390,6 +392,8 @@ impl MixedPlan {
             dr.read_maxima(m, &mut rmax, &mut xmax)?;
             iterations += 1;
             let next = error(&rmax, &xmax);
+            // Negated on purpose: a NaN error counts as stalled.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             let stalled = !(next <= 0.5 * berr);
             berr = berr.min(next);
             if next <= tolerance || stalled {
