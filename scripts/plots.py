@@ -55,8 +55,8 @@ BLOCK_SIZES = (8, 16, 32, 64, 128)
 # The issue's rule: factor <= cuDSS / 10, solve <= cuDSS / 5.
 TARGET_FACTOR = {"factor": 10.0, "solve": 5.0}
 STYLE = {
-    "cudss": dict(color="tab:green", marker="s", label="cuDSS 1.0.0 (H100)"),
-    "socu": dict(color="tab:orange", marker="^", label="socu 0.1.0, CUDA graphs (H100)"),
+    "cudss": dict(color="tab:green", marker="s", label="cuDSS 1.0.0"),
+    "socu": dict(color="tab:orange", marker="^", label="socu 0.1.0, CUDA graphs"),
 }
 
 
@@ -161,6 +161,12 @@ def main():
     results = a.results or newest_gpu_csv()
     rows = read_csv(results)
     ref = read_csv(a.reference)
+    # The references' device, from the file's name (<device>-cudss-socu-<date>.csv), in their
+    # labels: it need not be the device of the results.
+    ref_device = os.path.basename(a.reference).split("-cudss")[0].upper()
+    if ref_device and ref_device != os.path.basename(a.reference).upper():
+        for st in STYLE.values():
+            st["label"] += f" ({ref_device})"
     gpu_rows = [r for r in rows if r["backend"] == "cuda"]
     cpu_rows = [r for r in rows if r["backend"] == "cpu"]
     if a.cpu:

@@ -48,8 +48,9 @@ impl Peaks {
 
 /// GPU peaks by device name (exactly as `plan.gpu_name()` reports it).
 ///
-/// NVIDIA H100 80GB HBM3 (the device machine until 2026-11-27), measured 2026-11-22 with CuPy and CUDA events,
-/// medians (../shared/notes/cuda-toolchain.md, "Limits measured on the device's H100"):
+/// NVIDIA H100 80GB HBM3 (the device machine until 2026-11-27), measured 2026-11-22 with CuPy
+/// and CUDA events, medians (../shared/notes/cuda-toolchain.md, "Limits measured on the device's
+/// H100"):
 /// * FP64 56 TFLOP/s: cuBLAS DGEMM 8192³ on the FP64 tensor cores (the datasheet's 67 is not
 ///   reached; the non-tensor FP64 pipes give 34, so kernels without DMMA see a lower ceiling);
 /// * FP32 51 TFLOP/s: cuBLAS SGEMM 8192³, TF32 off;
