@@ -59,7 +59,7 @@ name=${NAME:-$kernel}
 ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip "${SKIP:-2}" --launch-count "${COUNT:-1}" \
     --warp-sampling-interval "${SAMPLING:-0}" \
     --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis --section SpeedOfLight --section SourceCounters --import-source yes \
+    --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats --section SpeedOfLight --section SourceCounters --import-source yes \
     -f -o "$out/$name" "$bin" bench "${args[@]}" --repeats 3 --warmup 1 > "$out/$name-ncu.log" 2>&1 \
     || { tail -20 "$out/$name-ncu.log"; exit 1; }
 ncu -i "$out/$name.ncu-rep" --page details
