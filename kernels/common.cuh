@@ -95,6 +95,13 @@ __device__ __forceinline__ void copy_async_16(real* dst, const real* src) {
     *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
 #endif
 }
+// 16 bytes of `real` as one vector (one shared-memory load or store instruction instead of
+// VEC16_ELEMS): double2 or float4.
+template <typename T> struct vec16_of;
+template <> struct vec16_of<double> { typedef double2 type; };
+template <> struct vec16_of<float> { typedef float4 type; };
+typedef vec16_of<real>::type vec16;
+#define VEC16_ELEMS ((int)(16 / sizeof(real)))
 __device__ __forceinline__ void commit_async() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::);

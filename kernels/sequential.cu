@@ -9,24 +9,70 @@
 // (column-major; the plan uploads E_i untransposed for this algorithm).
 #if BT_LD <= 32
 #define SEQ_THREADS 32
-// Padded leading dimension of the solve's shared blocks: lane i reading row or column i is free
-// of bank conflicts either way.
-#define SEQ_SLD (LD + 1)
+// Padded leading dimension of the solves' shared blocks (the sequential solves here, the chunk
+// sweeps in chunks.cu): lane i reading row i or column i is free of bank conflicts either way.
+// Where LD is a multiple of two 16-byte pieces (SEQ_VEC), LD + one piece: the blocks are staged by
+// 16-byte copies (stage_block) and columns read 16 bytes per load (load_col), whose column starts
+// then fall on distinct 16-byte bank groups for 8 consecutive lanes (LD / piece + 1 odd), the
+// minimum 4 wavefronts a warp. Otherwise LD + 1, by 8-byte copies and loads. Fewer instructions is
+// the point: the chunk sweeps were issue-bound on the 8-byte copies' index arithmetic (Nsight
+// Compute, H200, 2026-11-28: 22.8 % issue slots busy). jit.rs KernelSpec::solve_block_ld has the
+// same rule.
+#define SEQ_VEC (LD % (2 * VEC16_ELEMS) == 0)
+#define SEQ_SLD (SEQ_VEC ? LD + VEC16_ELEMS : LD + 1)
 
 // Stages an LD×LD block (global, leading dimension LD) into shared memory with leading dimension
-// `sld`, asynchronously, by one warp (the caller commits the group).
-__device__ __forceinline__ void stage_block(real* dst, const real* src, int sld, int lane) {
-    for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS) copy_async(dst + idx % LD + (idx / LD) * sld, src + idx);
+// DST_LD, asynchronously, by one warp (the caller commits the group); LOWER: only the pieces that
+// hold the lower triangle (diagonal included; the source's upper part must be zero, as L⁻¹'s
+// is: a piece across the diagonal moves whole), about half the bytes, dst's upper part keeping
+// what it held (zero_upper). By 16-byte copies where both leading dimensions keep the columns
+// 16-byte aligned, fully unrolled: half the copies or fewer, and no address arithmetic beyond a
+// constant per copy (the chunk sweeps were issue-bound on the 8-byte copies' index arithmetic:
+// Nsight Compute, H200, 2026-11-28); element by element otherwise.
+template <int DST_LD, bool LOWER = false>
+__device__ __forceinline__ void stage_block(real* dst, const real* src, int lane) {
+    constexpr int V = VEC16_ELEMS;
+    if constexpr (LD % V == 0 && DST_LD % V == 0) {
+        constexpr int COL_PIECES = LD / V, PIECES = LD * COL_PIECES;
+#pragma unroll
+        for (int t = 0; t < (PIECES + SEQ_THREADS - 1) / SEQ_THREADS; ++t) {
+            const int idx = lane + SEQ_THREADS * t, c = idx / COL_PIECES, r = idx % COL_PIECES * V;
+            if ((PIECES % SEQ_THREADS == 0 || idx < PIECES) && (!LOWER || r + V > c))
+                copy_async_16(dst + r + c * DST_LD, src + r + c * LD);
+        }
+    } else {
+        for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
+            if (!LOWER || idx % LD >= idx / LD) copy_async(dst + idx % LD + (idx / LD) * DST_LD, src + idx);
+    }
 }
-// The same for a lower triangular block (diagonal included): its zero upper part is not read, so
-// about half the block's bytes move, and dst's upper part keeps what it held (zero_upper).
-__device__ __forceinline__ void stage_lower(real* dst, const real* src, int sld, int lane) {
-    for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
-        if (idx % LD >= idx / LD) copy_async(dst + idx % LD + (idx / LD) * sld, src + idx);
+// Column c of a shared block with leading dimension SEQ_SLD (c = 0: a vector) into r[].
+__device__ __forceinline__ void load_col(real (&r)[LD], const real* B, int c) {
+    if constexpr (SEQ_VEC) {
+#pragma unroll
+        for (int k = 0; k < LD; k += VEC16_ELEMS) {
+            const vec16 piece = *reinterpret_cast<const vec16*>(B + k + c * SEQ_SLD);
+#pragma unroll
+            for (int e = 0; e < VEC16_ELEMS; ++e) r[k + e] = reinterpret_cast<const real*>(&piece)[e];
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < LD; ++k) r[k] = B[k + c * SEQ_SLD];
+    }
 }
-__device__ __forceinline__ void zero_upper(real* dst, int sld, int lane) {
+// (Aᵀ·x)_lane, A a shared block with leading dimension SEQ_SLD, x_k held by lane k:
+// matvec_warp(A, SEQ_SLD, 1, x, lane) with the lane's column by load_col.
+__device__ __forceinline__ real matvec_trans_warp(const real* A, real x, int lane) {
+    real a[LD];
+    load_col(a, A, lane < LD ? lane : 0);
+    real s[2] = {real(0), real(0)};
+#pragma unroll
+    for (int k = 0; k < LD; ++k) s[k & 1] += (lane < LD ? a[k] : real(0)) * __shfl_sync(FULL_MASK, x, k);
+    return s[0] + s[1];
+}
+// Zeroes the upper part (above the diagonal) of a block with leading dimension DST_LD.
+template <int DST_LD> __device__ __forceinline__ void zero_upper(real* dst, int lane) {
     for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
-        if (idx % LD < idx / LD) dst[idx % LD + (idx / LD) * sld] = real(0);
+        if (idx % LD < idx / LD) dst[idx % LD + (idx / LD) * DST_LD] = real(0);
 }
 
 // acc[k] −= Σ_{q0 ≤ q < q1} X[lane][q]·X[k][q] (X column-major in shared memory).
@@ -56,8 +102,8 @@ __device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_b
     real* D = diag + item * item_diag;
     real* S = slots + item * item_slots;
     if (AHEAD) {
-        stage_block(sD, D, LD, lane);
-        if (n_blocks > 1) stage_block(sE, S, LD, lane);
+        stage_block<LD>(sD, D, lane);
+        if (n_blocks > 1) stage_block<LD>(sE, S, lane);
     }
     commit_async();
     __shared__ __align__(16) real s_col[2 * LD];  // potrf_panel_warp's column scratch
@@ -69,8 +115,8 @@ __device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_b
         const int cur = i & AHEAD;
         // Stage step i + AHEAD (with two stages while step i computes; the buffers of step i−1
         // are free: the warp finished with them before the last __syncwarp).
-        if (i + AHEAD < n_blocks) stage_block(sD + (cur ^ AHEAD) * BS, D + (i + AHEAD) * BS, LD, lane);
-        if (i + AHEAD + 1 < n_blocks) stage_block(sE + (cur ^ AHEAD) * BS, S + (i + AHEAD) * BS, LD, lane);
+        if (i + AHEAD < n_blocks) stage_block<LD>(sD + (cur ^ AHEAD) * BS, D + (i + AHEAD) * BS, lane);
+        if (i + AHEAD + 1 < n_blocks) stage_block<LD>(sE + (cur ^ AHEAD) * BS, S + (i + AHEAD) * BS, lane);
         commit_async();
         wait_async<AHEAD>();
         __syncwarp();
@@ -194,8 +240,8 @@ extern "C" __global__ void __launch_bounds__(SEQ_PAIR_THREADS) btchol_factor_seq
     real* D = diag + item * item_diag;
     real* S = slots + item * item_slots;
     auto stage = [&](int p) {  // this warp's blocks of step p
-        if (p < n_blocks) stage_block(sD, D + p * BS, LD, lane);
-        if (p + 1 < n_blocks) stage_block(sE, S + p * BS, LD, lane);
+        if (p < n_blocks) stage_block<LD>(sD, D + p * BS, lane);
+        if (p + 1 < n_blocks) stage_block<LD>(sE, S + p * BS, lane);
         commit_async();
     };
     // The consumer of step s: a ← D_{s+1} − X_s·X_sᵀ; false where step s failed.
@@ -319,7 +365,7 @@ struct SeqSweep {
             next = c + 1 < m ? row(i, c + 1) : row(FORWARD ? i + 1 : i - 1, 0);
             if (FORWARD ? i > 0 : i + 1 < n_blocks) {
                 const real u = m == 1 ? prev : row(FORWARD ? i - 1 : i + 1, c);
-                v -= FORWARD ? matvec_warp(X, 1, SEQ_SLD, u, lane) : matvec_warp(X, SEQ_SLD, 1, u, lane);
+                v -= FORWARD ? matvec_warp(X, 1, SEQ_SLD, u, lane) : matvec_trans_warp(X, u, lane);
             }
             v = diag(v);
             if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
@@ -347,14 +393,14 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
     SeqSweep sweep{y + item * item_rhs, rows, n, n_blocks, m, lane};
     constexpr int AHEAD = STAGES - 1;  // (buffer indices: 0 with one stage, step parity with two)
     // Forward: step i needs D̂_i and X_{i−1}.
-    if (AHEAD) stage_block(sL[0], D, SEQ_SLD, lane);
+    if (AHEAD) stage_block<SEQ_SLD>(sL[0], D, lane);
     commit_async();
     sweep.begin(true);
     for (int i = 0; i < n_blocks; ++i) {
         const int cur = i & AHEAD;
         if (i + AHEAD < n_blocks) {
-            stage_block(sL[cur ^ AHEAD], D + (i + AHEAD) * BS, SEQ_SLD, lane);
-            if (AHEAD || i > 0) stage_block(sX[cur ^ AHEAD], S + (i + AHEAD - 1) * BS, SEQ_SLD, lane);
+            stage_block<SEQ_SLD>(sL[cur ^ AHEAD], D + (i + AHEAD) * BS, lane);
+            if (AHEAD || i > 0) stage_block<SEQ_SLD>(sX[cur ^ AHEAD], S + (i + AHEAD - 1) * BS, lane);
         }
         commit_async();
         wait_async<AHEAD>();
@@ -371,13 +417,13 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
     // Backward: step i needs D̂_i and X_i.
     wait_async<0>();
     __syncwarp();
-    if (AHEAD) stage_block(sL[0], D + (n_blocks - 1) * BS, SEQ_SLD, lane);
+    if (AHEAD) stage_block<SEQ_SLD>(sL[0], D + (n_blocks - 1) * BS, lane);
     commit_async();
     sweep.begin(false);
     for (int i = n_blocks - 1, buf = 0; i >= 0; --i, buf ^= AHEAD) {
         if (i >= AHEAD) {
-            stage_block(sL[buf ^ AHEAD], D + (i - AHEAD) * BS, SEQ_SLD, lane);
-            if (AHEAD || i + 1 < n_blocks) stage_block(sX[buf ^ AHEAD], S + (i - AHEAD) * BS, SEQ_SLD, lane);
+            stage_block<SEQ_SLD>(sL[buf ^ AHEAD], D + (i - AHEAD) * BS, lane);
+            if (AHEAD || i + 1 < n_blocks) stage_block<SEQ_SLD>(sX[buf ^ AHEAD], S + (i - AHEAD) * BS, lane);
         }
         commit_async();
         wait_async<AHEAD>();
@@ -386,8 +432,9 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
         const real* X = sX[buf];
         // Lane i holds column i of D̂_i (row i of D̂_iᵀ).
         real lc[LD];
+        load_col(lc, L, lane < LD ? lane : 0);
 #pragma unroll
-        for (int k = 0; k < LD; ++k) lc[k] = (lane < n && k < n && k >= lane) ? L[k + lane * SEQ_SLD] : real(lane == k ? 1 : 0);
+        for (int k = 0; k < LD; ++k) lc[k] = (lane < n && k < n && k >= lane) ? lc[k] : real(lane == k ? 1 : 0);
         const real rdi = real(1) / (lane < n ? L[lane + lane * SEQ_SLD] : real(1));
         sweep.step<false>(i, X, [&](real v) { return trsv_lower_trans_warp(v, lc, rdi, lane); });
         __syncwarp();
@@ -419,13 +466,8 @@ BT_SOLVE_SEQ_WARP(btchol_solve_seq_small_1stage, 1)
 #define SEQ_INV_THREADS (32 * (1 + SEQ_INV_HELPERS))
 // Leading dimension of a slot's inverse: columns start 16-byte aligned (the inversion reads them
 // by 16-byte broadcasts), and lane i reading row i is free of bank conflicts.
-#define SEQ_V16 (16 / (int)sizeof(real))  // reals per 16-byte copy or load
-#define SEQ_INV_LD (LD + SEQ_V16)
+#define SEQ_INV_LD (LD + VEC16_ELEMS)
 #define SEQ_INV_SLOT (LD * SEQ_INV_LD + LD * SEQ_SLD)  // reals: the inverse, then the coupling
-
-struct alignas(16) SeqVec16 {
-    real e[SEQ_V16];
-};
 
 // In place: M holds D̂_i's lower triangle (leading dimension SEQ_INV_LD); afterwards M(r, c) =
 // (D̂_i⁻¹)(r, c), or (D̂_i⁻ᵀ)(r, c) with `transpose`, identity beyond n. Lane c forms column c
@@ -433,7 +475,7 @@ struct alignas(16) SeqVec16 {
 // zeros above the diagonal stay zero), so no lane idles and no shuffle sits in the chain.
 template <bool FULL>
 __device__ __forceinline__ void seq_invert_lower(real* M, int n, bool transpose, int lane) {
-    constexpr int V = SEQ_V16;
+    constexpr int V = VEC16_ELEMS;
     const real rpiv = real(1) / (lane < n ? M[lane + lane * SEQ_INV_LD] : real(1));
     real z[LD];
 #pragma unroll
@@ -444,11 +486,12 @@ __device__ __forceinline__ void seq_invert_lower(real* M, int n, bool transpose,
         if (FULL || j < n) {
 #pragma unroll
             for (int k0 = (j + 1) / V * V; k0 < LD; k0 += V) {
-                const SeqVec16 col = *reinterpret_cast<const SeqVec16*>(M + k0 + j * SEQ_INV_LD);
+                const vec16 piece = *reinterpret_cast<const vec16*>(M + k0 + j * SEQ_INV_LD);
+                const real* col = reinterpret_cast<const real*>(&piece);
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
                     const int k = k0 + e;
-                    if (k > j) z[k] = fma(-(FULL || k < n ? col.e[e] : real(0)), z[j], z[k]);
+                    if (k > j) z[k] = fma(-(FULL || k < n ? col[e] : real(0)), z[j], z[k]);
                 }
             }
         }
@@ -484,20 +527,14 @@ extern "C" __global__ void __launch_bounds__(SEQ_INV_THREADS) btchol_solve_seq_i
 
     if (warp > 0) {  // a helper: steps h, h + H, h + 2H, …
         const int h = warp - 1;
-        // Step t's blocks into slot s: D̂_i's lower triangle (16-byte copies) and the coupling
-        // (X_{i−1} forward, X_i backward; none at the ends).
+        // Step t's blocks into slot s: D̂_i's lower triangle (16-byte pieces; the inversion reads
+        // only the lower triangle) and the coupling (X_{i−1} forward, X_i backward; none at the ends).
         auto stage = [&](int t, int s) {
-            constexpr int V = SEQ_V16, CHUNKS = LD / V > 0 ? LD / V : 1;  // per column
             const bool forward = t < n_blocks;
             const int i = forward ? t : steps - 1 - t;
-            real* M = slot_inv(s);
-            const real* Li = D + i * BS;
-            for (int idx = lane; idx < LD * CHUNKS; idx += 32) {
-                const int col = idx / CHUNKS, r0 = idx % CHUNKS * V;
-                if (r0 + V - 1 >= col) copy_async_16(M + r0 + col * SEQ_INV_LD, Li + r0 + col * LD);
-            }
+            stage_block<SEQ_INV_LD, true>(slot_inv(s), D + i * BS, lane);
             const int xb = forward ? i - 1 : i;
-            if (xb >= 0 && xb + 1 < n_blocks) stage_block(slot_x(s), S + xb * BS, SEQ_SLD, lane);
+            if (xb >= 0 && xb + 1 < n_blocks) stage_block<SEQ_SLD>(slot_x(s), S + xb * BS, lane);
             commit_async();
         };
         if (h < steps) stage(h, 2 * h);

@@ -846,12 +846,9 @@ extern "C" __global__ void __launch_bounds__(SNT, 1) btchol_factor_cluster_small
 // N = 16384 (f64, n = 32, H100: 67 % of the bandwidth of reading L and writing L⁻¹). Items that
 // failed (or that a mask leaves out) are skipped: their blocks are not all factored, and no solve
 // reads them.
-template <typename T> struct vec16_of;
-template <> struct vec16_of<double> { typedef double2 type; };
-template <> struct vec16_of<float> { typedef float4 type; };
 #define INV_WARPS 4
 #define INV_THREADS (32 * INV_WARPS)
-#define INV_V ((int)(16 / sizeof(real)))                                     // elements per 16 bytes
+#define INV_V VEC16_ELEMS
 #define INV_ROUND(x) (((x) + INV_V - 1) / INV_V * INV_V)
 #define INV_SLD (INV_ROUND(LD + 2) - 1)                                      // > LD; INV_SLD + 1 ≡ 0 mod INV_V
 #define INV_BUF INV_ROUND(LD * INV_SLD + INV_ROUND(LD))                       // per warp
@@ -870,7 +867,6 @@ template <> struct vec16_of<float> { typedef float4 type; };
 template <int C>
 __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* sb, const real* rdiag) {
     if constexpr (C < LD / INV_CHUNK) {
-        typedef vec16_of<real>::type vec16;
         constexpr int W = LD - C * INV_CHUNK;
 #pragma unroll 1
         for (int k = C * INV_CHUNK; k < (C + 1) * INV_CHUNK; ++k) {

@@ -229,19 +229,31 @@ impl KernelSpec {
         6 * self.ld * self.ld * self.dtype.size_bytes()
     }
 
+    /// Padded leading dimension of the solves' shared blocks (kernels/sequential.cu `SEQ_SLD`):
+    /// ld plus one 16-byte piece where ld is a multiple of two pieces (16-byte copies and
+    /// loads), else ld + 1.
+    pub fn solve_block_ld(&self) -> usize {
+        let piece = 16 / self.dtype.size_bytes();
+        if self.ld % (2 * piece) == 0 {
+            self.ld + piece
+        } else {
+            self.ld + 1
+        }
+    }
+
     /// Dynamic shared memory of the sequential solve with inverses (kernels/sequential.cu
     /// `SEQ_INV_SLOT`): per slot, D̂_i⁻¹ (leading dimension ld + 16 bytes) and the coupling
-    /// (ld + 1), two slots per helper.
+    /// (`solve_block_ld`), two slots per helper.
     pub fn seq_inv_solve_smem_bytes(&self) -> usize {
         let size = self.dtype.size_bytes();
-        2 * SEQ_INV_HELPERS * self.ld * ((self.ld + 16 / size) + (self.ld + 1)) * size
+        2 * SEQ_INV_HELPERS * self.ld * ((self.ld + 16 / size) + self.solve_block_ld()) * size
     }
 
     /// kernels/chunks.cu btchol_forward_chunks_small / btchol_backward_chunks_small for `m`
-    /// right-hand sides: two stages of three padded blocks and m vectors, two sets of m vectors,
-    /// one vector.
+    /// right-hand sides: two stages of three padded blocks (`solve_block_ld`) and m vectors, two
+    /// sets of m vectors, one vector.
     pub fn chunk_solve_smem_bytes(&self, m: usize) -> usize {
-        let (ld, block) = (self.ld, self.ld * (self.ld + 1));
+        let (ld, block) = (self.ld, self.ld * self.solve_block_ld());
         (2 * (3 * block + m * ld) + 2 * m * ld + ld) * self.dtype.size_bytes()
     }
 
