@@ -228,12 +228,15 @@ extern "C" __global__ void __launch_bounds__(128) btchol_chunk_separators(
 
 // ---------------------------------------------------------------------------------------------
 // The solve's chunk steps: one warp per chunk again, the step's blocks (L_b⁻¹ from
-// btchol_invert_small, X_b, Y_b) staged into shared memory one step ahead (padded leading
-// dimension SEQ_SLD: lane i reads row i or column i without bank conflicts), every right-hand
+// btchol_invert_small, X_b, Y_b) staged into shared memory one step ahead (swizzled where
+// SEQ_SWIZZLE_OK, else padded to SEQ_SLD: lane i reads row i or column i without bank conflicts
+// either way; sequential.cu), every right-hand
 // side of the pass against them. Storage as the level kernels: y (right-hand sides, in place for
 // survivors), z (eliminated blocks' forward solution, then the solution).
 // ---------------------------------------------------------------------------------------------
-#define CHS_BLOCK (LD * SEQ_SLD)
+#define CHS_SWIZZLE SEQ_SWIZZLE_OK
+#define CHS_LD (CHS_SWIZZLE ? LD : SEQ_SLD)  // (jit.rs KernelSpec::chunk_block_ld)
+#define CHS_BLOCK (LD * CHS_LD)
 // L_b⁻¹ staged by its lower triangle only where that measured faster (H100, 2026-11-26, A/B in
 // bench/results/ab/README.md): f64 blocks of 32, whose sweeps are bandwidth-bound (f64 n = 32,
 // N = 16384 solve 391 → 376 µs). f32 sweeps at N = 4096 were 3–8 % slower with it, f64 n = 16
@@ -246,9 +249,9 @@ extern "C" __global__ void __launch_bounds__(128) btchol_chunk_separators(
 // (3 blocks, then m·LD vector elements).
 __device__ __forceinline__ void stage_chunk_step(real* buf, const real* linv_b, const real* x_b, const real* y_b,
                                                  const real* vec, int n, int m, int rows, int lane) {
-    stage_block<SEQ_SLD, CHS_LOWER_LINV>(buf, linv_b, lane);
-    if (x_b) stage_block<SEQ_SLD>(buf + CHS_BLOCK, x_b, lane);
-    if (y_b) stage_block<SEQ_SLD>(buf + 2 * CHS_BLOCK, y_b, lane);
+    stage_block<CHS_LD, CHS_LOWER_LINV, CHS_SWIZZLE>(buf, linv_b, lane);
+    if (x_b) stage_block<CHS_LD, false, CHS_SWIZZLE>(buf + CHS_BLOCK, x_b, lane);
+    if (y_b) stage_block<CHS_LD, false, CHS_SWIZZLE>(buf + 2 * CHS_BLOCK, y_b, lane);
     if (vec && m == 1) {  // (the common case, without the divisions)
         if (lane < n) copy_async(buf + 3 * CHS_BLOCK + lane, vec + lane);
     } else if (vec) {
@@ -260,10 +263,10 @@ __device__ __forceinline__ void stage_chunk_step(real* buf, const real* linv_b, 
 // The two stage buffers' L⁻¹ blocks above the diagonal, which the lower-part staging never writes.
 __device__ __forceinline__ void stage_buffers_init(real* stage, int step_elems, int lane) {
     if (!CHS_LOWER_LINV) return;
-    zero_upper<SEQ_SLD>(stage, lane);
-    zero_upper<SEQ_SLD>(stage + step_elems, lane);
+    zero_upper<CHS_LD, CHS_SWIZZLE>(stage, lane);
+    zero_upper<CHS_LD, CHS_SWIZZLE>(stage + step_elems, lane);
 }
-// Σ_k B[i][k]·v[k] (lane i; B column-major with SEQ_SLD, v broadcast from shared memory, by
+// Σ_k B[i][k]·v[k] (lane i; B a staged block, v broadcast from shared memory, by
 // load_col). Lanes beyond LD compute row 0's again (so that they read inside the block). Two
 // chains, even and odd k.
 __device__ __forceinline__ real row_dot(const real* B, const real* v, int lane) {
@@ -271,13 +274,13 @@ __device__ __forceinline__ real row_dot(const real* B, const real* v, int lane) 
     real w[LD], s[2] = {real(0), real(0)};
     load_col(w, v, 0);
 #pragma unroll
-    for (int k = 0; k < LD; ++k) s[k & 1] += B[lane + k * SEQ_SLD] * w[k];
+    for (int k = 0; k < LD; ++k) s[k & 1] += B[block_at<CHS_LD, CHS_SWIZZLE>(lane, k)] * w[k];
     return s[0] + s[1];
 }
 // Σ_k B[k][i]·v[k] (lane i: column i of B, i.e. Bᵀ·v).
 __device__ __forceinline__ real col_dot(const real* B, const real* v, int lane) {
     real b[LD], w[LD], s[2] = {real(0), real(0)};
-    load_col(b, B, lane < LD ? lane : 0);
+    load_col<CHS_LD, CHS_SWIZZLE>(b, B, lane < LD ? lane : 0);
     load_col(w, v, 0);
 #pragma unroll
     for (int k = 0; k < LD; ++k) s[k & 1] += b[k] * w[k];

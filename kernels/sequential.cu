@@ -20,6 +20,24 @@
 // same rule.
 #define SEQ_VEC (LD % (2 * VEC16_ELEMS) == 0)
 #define SEQ_SLD (SEQ_VEC ? LD + VEC16_ELEMS : LD + 1)
+// The chunk sweeps' (chunks.cu) alternative to that padding, a smaller footprint for the same
+// conflict-free reads: blocks unpadded, piece p of column c (P pieces of 16 bytes a column) kept at
+// p ^ s(c), s(c) = (c / R) mod P with R = max(1, 8 / P) columns a 128-byte bank row. Lane i
+// reading column i, a piece per load, then hits 8 distinct bank groups in any 8 consecutive lanes;
+// lane i reading row i stays inside the one column. Where P is a power of two (SEQ_SWIZZLE_OK).
+// (f32 blocks of 32 padded to SEQ_SLD took a sweep CTA to 28.3 KB, one CTA per SM fewer than
+// 26 KB, and the f32 n = 32, N = 16384 solve lost 4 %: bench/results/ab/README.md.)
+#define SEQ_SWIZZLE_OK (SEQ_VEC && ((LD / VEC16_ELEMS) & (LD / VEC16_ELEMS - 1)) == 0)
+// Offset of element (r, c) of a shared block with leading dimension BLD, or swizzled (BLD = LD).
+template <int BLD, bool SWIZZLE> __device__ __forceinline__ int block_at(int r, int c) {
+    if constexpr (SWIZZLE) {
+        static_assert(BLD == LD && SEQ_SWIZZLE_OK, "a swizzled block is unpadded, in 16-byte pieces");
+        constexpr int V = VEC16_ELEMS, P = LD >= V ? LD / V : 1, R = P >= 8 ? 1 : 8 / P;  // (P: ≥ 1 to compile anywhere)
+        return c * LD + ((r / V) ^ (c / R % P)) * V + r % V;
+    } else {
+        return r + c * BLD;
+    }
+}
 
 // Stages an LD×LD block (global, leading dimension LD) into shared memory with leading dimension
 // DST_LD, asynchronously, by one warp (the caller commits the group); LOWER: only the pieces that
@@ -29,7 +47,7 @@
 // 16-byte aligned, fully unrolled: half the copies or fewer, and no address arithmetic beyond a
 // constant per copy (the chunk sweeps were issue-bound on the 8-byte copies' index arithmetic:
 // Nsight Compute, H200, 2026-11-28); element by element otherwise.
-template <int DST_LD, bool LOWER = false>
+template <int DST_LD, bool LOWER = false, bool SWIZZLE = false>
 __device__ __forceinline__ void stage_block(real* dst, const real* src, int lane) {
     constexpr int V = VEC16_ELEMS;
     if constexpr (LD % V == 0 && DST_LD % V == 0) {
@@ -38,25 +56,26 @@ __device__ __forceinline__ void stage_block(real* dst, const real* src, int lane
         for (int t = 0; t < (PIECES + SEQ_THREADS - 1) / SEQ_THREADS; ++t) {
             const int idx = lane + SEQ_THREADS * t, c = idx / COL_PIECES, r = idx % COL_PIECES * V;
             if ((PIECES % SEQ_THREADS == 0 || idx < PIECES) && (!LOWER || r + V > c))
-                copy_async_16(dst + r + c * DST_LD, src + r + c * LD);
+                copy_async_16(dst + block_at<DST_LD, SWIZZLE>(r, c), src + r + c * LD);
         }
     } else {
         for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
-            if (!LOWER || idx % LD >= idx / LD) copy_async(dst + idx % LD + (idx / LD) * DST_LD, src + idx);
+            if (!LOWER || idx % LD >= idx / LD) copy_async(dst + block_at<DST_LD, SWIZZLE>(idx % LD, idx / LD), src + idx);
     }
 }
-// Column c of a shared block with leading dimension SEQ_SLD (c = 0: a vector) into r[].
+// Column c of a shared block with leading dimension BLD (or swizzled; c = 0: a vector) into r[].
+template <int BLD = SEQ_SLD, bool SWIZZLE = false>
 __device__ __forceinline__ void load_col(real (&r)[LD], const real* B, int c) {
-    if constexpr (SEQ_VEC) {
+    if constexpr (SEQ_VEC && BLD % VEC16_ELEMS == 0) {
 #pragma unroll
         for (int k = 0; k < LD; k += VEC16_ELEMS) {
-            const vec16 piece = *reinterpret_cast<const vec16*>(B + k + c * SEQ_SLD);
+            const vec16 piece = *reinterpret_cast<const vec16*>(B + block_at<BLD, SWIZZLE>(k, c));
 #pragma unroll
             for (int e = 0; e < VEC16_ELEMS; ++e) r[k + e] = reinterpret_cast<const real*>(&piece)[e];
         }
     } else {
 #pragma unroll
-        for (int k = 0; k < LD; ++k) r[k] = B[k + c * SEQ_SLD];
+        for (int k = 0; k < LD; ++k) r[k] = B[block_at<BLD, SWIZZLE>(k, c)];
     }
 }
 // (Aᵀ·x)_lane, A a shared block with leading dimension SEQ_SLD, x_k held by lane k:
@@ -70,9 +89,9 @@ __device__ __forceinline__ real matvec_trans_warp(const real* A, real x, int lan
     return s[0] + s[1];
 }
 // Zeroes the upper part (above the diagonal) of a block with leading dimension DST_LD.
-template <int DST_LD> __device__ __forceinline__ void zero_upper(real* dst, int lane) {
+template <int DST_LD, bool SWIZZLE = false> __device__ __forceinline__ void zero_upper(real* dst, int lane) {
     for (int idx = lane; idx < LD * LD; idx += SEQ_THREADS)
-        if (idx % LD < idx / LD) dst[idx % LD + (idx / LD) * DST_LD] = real(0);
+        if (idx % LD < idx / LD) dst[block_at<DST_LD, SWIZZLE>(idx % LD, idx / LD)] = real(0);
 }
 
 // acc[k] −= Σ_{q0 ≤ q < q1} X[lane][q]·X[k][q] (X column-major in shared memory).

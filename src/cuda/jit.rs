@@ -249,11 +249,24 @@ impl KernelSpec {
         2 * SEQ_INV_HELPERS * self.ld * ((self.ld + 16 / size) + self.solve_block_ld()) * size
     }
 
+    /// Leading dimension of the chunk sweeps' shared blocks (kernels/chunks.cu `CHS_LD`): ld
+    /// where their 16-byte pieces are swizzled instead of padded (kernels/sequential.cu
+    /// `SEQ_SWIZZLE_OK`: ld a multiple of two pieces, a power-of-two number of them), else
+    /// `solve_block_ld`.
+    pub fn chunk_block_ld(&self) -> usize {
+        let piece = 16 / self.dtype.size_bytes();
+        if self.ld % (2 * piece) == 0 && (self.ld / piece).is_power_of_two() {
+            self.ld
+        } else {
+            self.solve_block_ld()
+        }
+    }
+
     /// kernels/chunks.cu btchol_forward_chunks_small / btchol_backward_chunks_small for `m`
-    /// right-hand sides: two stages of three padded blocks (`solve_block_ld`) and m vectors, two
-    /// sets of m vectors, one vector.
+    /// right-hand sides: two stages of three blocks (`chunk_block_ld`) and m vectors, two sets
+    /// of m vectors, one vector.
     pub fn chunk_solve_smem_bytes(&self, m: usize) -> usize {
-        let (ld, block) = (self.ld, self.ld * self.solve_block_ld());
+        let (ld, block) = (self.ld, self.ld * self.chunk_block_ld());
         (2 * (3 * block + m * ld) + 2 * m * ld + ld) * self.dtype.size_bytes()
     }
 
