@@ -25,8 +25,9 @@
 // p ^ s(c), s(c) = (c / R) mod P with R = max(1, 8 / P) columns a 128-byte bank row. Lane i
 // reading column i, a piece per load, then hits 8 distinct bank groups in any 8 consecutive lanes;
 // lane i reading row i stays inside the one column. Where P is a power of two (SEQ_SWIZZLE_OK).
-// (f32 blocks of 32 padded to SEQ_SLD took a sweep CTA to 28.3 KB, one CTA per SM fewer than
-// 26 KB, and the f32 n = 32, N = 16384 solve lost 4 %: bench/results/ab/README.md.)
+// (f32 blocks of 32 padded to SEQ_SLD took a sweep CTA to 28.3 KB, 7 CTAs per SM instead of 8;
+// swizzled, 24.6 KB, and the f32 n = 32, N = 16384 solve 209.7 → 186.3 µs on the H200, same bits:
+// bench/results/ab/README.md, 2026-11-29.)
 #define SEQ_SWIZZLE_OK (SEQ_VEC && ((LD / VEC16_ELEMS) & (LD / VEC16_ELEMS - 1)) == 0)
 // Offset of element (r, c) of a shared block with leading dimension BLD, or swizzled (BLD = LD).
 template <int BLD, bool SWIZZLE> __device__ __forceinline__ int block_at(int r, int c) {
