@@ -10,11 +10,14 @@
 #   scripts/gpu-ab.sh bundle-kernels A B [C ...]
 #                                  one binary (the working tree's) and the kernels/ folder of each
 #                                  ref ("." = the working tree's; a folder: the working tree's with
-#                                  that folder's files over them), run with BTCHOL_KERNEL_DIR: only
-#                                  the kernel source differs between the sides, and bundling takes
-#                                  one build. The binary must be able to launch each side's kernels
-#                                  (same kernel names and arguments; a side that cannot load its
-#                                  kernels fails its bench). Kernels are compiled on the device.
+#                                  that folder's files over them; a FILE.patch: the working tree's
+#                                  with that patch of kernels/ applied), run with BTCHOL_KERNEL_DIR:
+#                                  only the kernel source differs between the sides, and bundling
+#                                  takes one build. The binary must be able to launch each side's
+#                                  kernels (same kernel names and arguments; a side that cannot
+#                                  load its kernels fails its bench). Each side's kernels are
+#                                  compiled here for sm_90 as `bundle` does (BUNDLE_KERNELS=0: on
+#                                  the device instead).
 #   scripts/gpu-ab.sh run [BENCH ARGS...]
 #                                  (on the GPU machine) run the same `btchol bench` on every side,
 #                                  interleaved A B … A B … (so drift hits all), each with its own
@@ -31,6 +34,17 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 
 sides=(a b c d e f g h)
+# warm_side SIDE CMD...: the side's kernels compiled here for sm_90 by `CMD kernels --warm` (NVRTC
+# 13.0 from PyPI, as on the GPU machine) into .bundle-ab/kcache-SIDE.tgz, so the run spends no
+# device time compiling them; BUNDLE_KERNELS=0 skips it.
+warm_side() {
+    local side=$1 nvrtc; shift
+    [ "${BUNDLE_KERNELS:-1}" = 1 ] && nvrtc=$(bash scripts/nvrtc-venv.sh) || return 0
+    rm -rf "/tmp/btchol-ab-kcache-$side"
+    LD_LIBRARY_PATH="$nvrtc:${LD_LIBRARY_PATH:-}" BTCHOL_CACHE_DIR="/tmp/btchol-ab-kcache-$side" \
+        "$@" kernels --warm --arch sm_90
+    tar czf ".bundle-ab/kcache-$side.tgz" -C "/tmp/btchol-ab-kcache-$side" .
+}
 if [ "$mode" = bundle ]; then
     [ $# -ge 3 ] && [ $# -le 9 ] || { echo "usage: $0 bundle REF_A REF_B [REF_C ...] (at most 8)"; exit 2; }
     shift
@@ -44,14 +58,7 @@ if [ "$mode" = bundle ]; then
         (cd "$wt" && CARGO_TARGET_DIR="$PWD/../target-$side" cargo build --release --bin btchol)
         cp ".ab-build/target-$side/release/btchol" ".bundle-ab/btchol-$side"
         strip --strip-debug ".bundle-ab/btchol-$side"
-        # Each side's kernels compiled here for sm_90 (NVRTC 13.0 from PyPI, as on the GPU
-        # machine), so the run spends no device time compiling them; BUNDLE_KERNELS=0 skips it.
-        if [ "${BUNDLE_KERNELS:-1}" = 1 ] && nvrtc=$(bash scripts/nvrtc-venv.sh); then
-            rm -rf "/tmp/btchol-ab-kcache-$side"
-            LD_LIBRARY_PATH="$nvrtc:${LD_LIBRARY_PATH:-}" BTCHOL_CACHE_DIR="/tmp/btchol-ab-kcache-$side" \
-                ".bundle-ab/btchol-$side" kernels --warm --arch sm_90
-            tar czf ".bundle-ab/kcache-$side.tgz" -C "/tmp/btchol-ab-kcache-$side" .
-        fi
+        warm_side "$side" ".bundle-ab/btchol-$side"
         echo "$ref $(git rev-parse --short "$ref")" > ".bundle-ab/ref-$side"
         git worktree remove --force "$wt"
     done
@@ -72,10 +79,15 @@ if [ "$mode" = bundle-kernels ]; then
             src=$([ "$ref" = . ] && echo kernels || echo "$ref")
             cp kernels/* ".bundle-ab/kernels-$side/" && cp "$src"/* ".bundle-ab/kernels-$side/"
             echo "$ref $(basename "$(cd "$src" && pwd)")" > ".bundle-ab/ref-$side"
+        elif [[ $ref == *.patch ]]; then  # the working tree's kernels with a patch (paths kernels/…)
+            cp kernels/* ".bundle-ab/kernels-$side/"
+            patch -s -p2 -d ".bundle-ab/kernels-$side" < "$ref"
+            echo "$ref $(basename "$ref" .patch)" > ".bundle-ab/ref-$side"
         else
             git archive "$ref" kernels | tar x -C ".bundle-ab/kernels-$side" --strip-components=1
             echo "$ref $(git rev-parse --short "$ref")" > ".bundle-ab/ref-$side"
         fi
+        warm_side "$side" env BTCHOL_KERNEL_DIR=".bundle-ab/kernels-$side" .bundle-ab/btchol
     done
     du -sh .bundle-ab
     exit 0
