@@ -22,19 +22,18 @@ def main():
     sides = sorted({f[5] for f in os.listdir(out) if f.startswith("corr-") and f.endswith(".csv")})
     bad = False
     for tag in tags:
-        base = os.path.join(out, f"corr-a{tag}.csv")
-        if not os.path.exists(base):
-            print(f"corr{tag}: no side a file")
+        files = {s: os.path.join(out, f"corr-{s}{tag}.csv") for s in "a" + "".join(sides)}
+        missing = [s for s, f in files.items() if not os.path.exists(f)]
+        if missing:
+            print(f"corr{tag}: no file for side(s) {', '.join(missing)}")
             bad = True
+        if "a" in missing:
             continue
-        a = rows(base)
-        for s in sides[1:]:
-            path = os.path.join(out, f"corr-{s}{tag}.csv")
-            if not os.path.exists(path):
-                print(f"corr{tag} side {s}: no file")
-                bad = True
+        a = rows(files["a"])
+        for s in sides:
+            if s == "a" or s in missing:
                 continue
-            b = rows(path)
+            b = rows(files[s])
             diff = [k for k in b if k in a and a[k]["solution_sha256"] != b[k]["solution_sha256"]]
             worst = max((float(r["backward_error"]) / (1e-15 if r["dtype"] == "f64" else 1e-6) for r in b.values()),
                         default=float("nan"))
