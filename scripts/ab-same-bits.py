@@ -3,7 +3,7 @@
 DIR/corr-SIDE[TAG].csv of sides b, c, … with side a's, row by row (dtype, n, N, batch, nrhs), by
 the solution's sha256, and prints per side and tag the rows compared, those with other bits and
 the worst backward error in units of 1e-15 (f64) / 1e-6 (f32). Exit status 1 where any row
-differs or a side has no file.
+differs or a side has no file or no rows.
 
     python3 scripts/ab-same-bits.py DIR [TAG ...]      (TAG: a file-name suffix, e.g. -default)
 """
@@ -39,7 +39,7 @@ def main():
                         default=float("nan"))
             print(f"corr{tag} side {s}: {len(b)} rows ({len(a)} on a), {len(diff)} with other bits {diff[:6]}; "
                   f"worst backward error {worst:.2f} x")
-            bad |= bool(diff)
+            bad |= bool(diff) or not b  # (no rows: that side's run failed)
     sys.exit(1 if bad else 0)
 
 

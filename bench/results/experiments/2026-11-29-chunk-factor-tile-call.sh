@@ -39,7 +39,7 @@ corr)
     done
     python3 scripts/ab-same-bits.py "$out" "" -default
     # Sanitizers on the last side (it holds every change): chunks of 3, both tile paths.
-    last=${sides##* }
+    last=$(echo $sides | awk '{print $NF}')
     for tool in memcheck racecheck synccheck; do
         BTCHOL_CACHE_DIR=/tmp/btchol-ab-$last BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$last BTCHOL_CHUNK=3 timeout 90 \
             compute-sanitizer --tool $tool --error-exitcode 9 .bundle-ab/btchol $corr --dtype f64,f32 --n 32,24,16,8 \
