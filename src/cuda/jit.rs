@@ -545,13 +545,14 @@ mod tests {
 
     /// The chunk sweeps' blocks are unpadded where their 16-byte pieces can be swizzled (a
     /// power-of-two number of them), so that f32 blocks of 32 keep 8 sweep CTAs per sm_90 SM
-    /// (228 KB, 1 KB reserved per CTA; padded, 7); elsewhere padded as the other solves'.
+    /// (228 KB, 1 KB reserved and 1 KB static per CTA; padded, 7); elsewhere padded as the
+    /// other solves'.
     #[test]
     fn the_chunk_sweeps_swizzle_power_of_two_pieces_and_pad_the_rest() {
         let spec = |dtype, n| KernelSpec::for_block_size(dtype, n, 227 * 1024);
         let f32_32 = spec(DType::F32, 32);
         assert_eq!(f32_32.chunk_block_ld(), 32);
-        assert!(8 * (f32_32.chunk_solve_smem_bytes(1) + 1024) <= 228 * 1024);
+        assert!(8 * (f32_32.chunk_solve_smem_bytes(1) + 2048) <= 228 * 1024);
         for (dtype, n, ld) in [(DType::F64, 32, 32), (DType::F64, 16, 16), (DType::F64, 8, 8), (DType::F64, 4, 4)] {
             assert_eq!(spec(dtype, n).chunk_block_ld(), ld, "{dtype:?} n = {n}");
         }
