@@ -36,16 +36,7 @@ if [ "${1:-}" = corr ]; then
         run_side $s $corr --dtype f64,f32 --n 32,16 --N 4096,16384 --batch 1 --nrhs 1,4 \
             --csv "$out/corr-$s-default.csv" > /dev/null 2>&1; echo "side $s default rc=$?"
     done
-    python3 - "$out" <<'PY'
-import csv, sys
-out = sys.argv[1]
-for tag in ("", "-default"):
-    a, b = ({(r["dtype"], r["n"], r["N"], r["batch"], r["nrhs"]): r for r in csv.DictReader(open(f"{out}/corr-{s}{tag}.csv"))}
-            for s in "ab")
-    diff = [k for k in b if k in a and a[k]["solution_sha256"] != b[k]["solution_sha256"]]
-    worst = max(float(r["backward_error"]) / (1e-15 if r["dtype"] == "f64" else 1e-6) for r in b.values())
-    print(f"corr{tag}: {len(b)} rows on b ({len(a)} on a), {len(diff)} with other bits {diff[:6]}; worst backward error {worst:.2f} x")
-PY
+    python3 scripts/ab-same-bits.py "$out" "" -default  # (the 2026-11-29 run compared the same inline)
     # memcheck (the new layout's shared-memory bounds) on b, chunks of 3.
     BTCHOL_CACHE_DIR=/tmp/btchol-ab-b BTCHOL_CHUNK=3 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
         .bundle-ab/btchol-b $corr --dtype f64,f32 --n 32,16,8 --N 37 --batch 2 --nrhs 2 > "$out/san-b-memcheck.log" 2>&1
