@@ -347,15 +347,26 @@ fn tail_table(cta_levels: &[(usize, usize)], levels: &[LevelRecords], from: usiz
 /// every block size since the shared-memory panel of 2026-11-24 (n = 32, N = 64: 77 vs 93 µs,
 /// N = 1024: 173 vs 206 with all levels on groups; n = 32, N = 16384: 1215 with groups from
 /// 4 × SMs against 1838 with groups everywhere at the time, bench/results/ab/ and experiments/).
-/// `BTCHOL_WIDE_MIN_CTAS` overrides the rule (kernel development: measure it on a GPU with one
-/// binary).
-fn wide_level_min_ctas(dtype: DType, sm_count: usize) -> usize {
-    if let Some(v) = std::env::var("BTCHOL_WIDE_MIN_CTAS").ok().and_then(|v| v.parse().ok()) {
+/// Except f64 blocks padded to 32: their panel kernel holds one CTA per SM (255 registers; held
+/// to 128 it spills and every level gets ~20 % slower), so a level of more CTAs than SMs takes
+/// the panels two waves, and the groups win from there (H200, 2026-11-29: n = 32, N = 1024
+/// 152.6 → 145.6 µs, N = 400 99.5 → 97.0; n = 29, N = 1024 152.5 → 146.8). Not for ld 24
+/// (n = 20, 24, N = 1024: 114 → 131 µs) nor ld 16 (two panel CTAs per SM; n = 16, N = 1024:
+/// 62.3 → 64.7). `BTCHOL_WIDE_MIN_CTAS` overrides the rule (kernel development: measure it on a
+/// GPU with one binary).
+fn wide_level_min_ctas(dtype: DType, ld: usize, sm_count: usize) -> usize {
+    wide_level_min_ctas_from(std::env::var("BTCHOL_WIDE_MIN_CTAS").ok().as_deref(), dtype, ld, sm_count)
+}
+
+/// `wide_level_min_ctas` with the override's setting given (a count, or anything else: the rule).
+fn wide_level_min_ctas_from(setting: Option<&str>, dtype: DType, ld: usize, sm_count: usize) -> usize {
+    if let Some(v) = setting.and_then(|v| v.parse().ok()) {
         return v;
     }
-    match dtype {
-        DType::F32 => usize::MAX,
-        DType::F64 => 4 * sm_count,
+    match (dtype, ld) {
+        (DType::F32, _) => usize::MAX,
+        (DType::F64, 32) => sm_count + 1,
+        (DType::F64, _) => 4 * sm_count,
     }
 }
 
@@ -717,7 +728,7 @@ impl<T: Scalar> CudaEngine<T> {
                 tail_host.push(-1); // (never read; keeps the buffer non-empty)
             }
             let tail = DeviceBuffer::from_host(&dev, &tail_host, "uploading the schedule")?;
-            let wide_min_ctas = wide_level_min_ctas(T::DTYPE, dev.sm_count);
+            let wide_min_ctas = wide_level_min_ctas(T::DTYPE, spec.ld, dev.sm_count);
             let cluster_fn = f("btchol_solve_cluster_small")?;
             let cluster =
                 ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels, first)?;
@@ -1751,6 +1762,24 @@ mod tests {
         assert_eq!(narrow_carveout_from(Some("101"), 13000), None);
         assert_eq!(narrow_carveout_from(Some("-1"), 13000), None);
         assert_eq!(narrow_carveout_from(Some("most"), 13000), None);
+    }
+
+    /// f64 blocks padded to 32 (one panel CTA per SM) go wide once a level needs a second wave of
+    /// panels; other f64 blocks at four waves' worth; f32 never; a count in the setting wins.
+    #[test]
+    fn wide_levels_from_the_second_wave_of_one_cta_panels() {
+        let (f64_, f32_) = (DType::F64, DType::F32);
+        let rule = |dtype, ld| wide_level_min_ctas_from(None, dtype, ld, 132);
+        // 132 SMs: N = 1024's levels of 512 and 256 CTAs go wide, that of 128 stays on panels.
+        assert_eq!(rule(f64_, 32), 133);
+        for ld in [1, 2, 4, 8, 16, 24] {
+            assert_eq!(rule(f64_, ld), 528, "ld {ld}");
+        }
+        for ld in [8, 16, 32] {
+            assert_eq!(rule(f32_, ld), usize::MAX, "f32 ld {ld}");
+        }
+        assert_eq!(wide_level_min_ctas_from(Some("256"), f64_, 24, 132), 256);
+        assert_eq!(wide_level_min_ctas_from(Some("many"), f64_, 32, 132), 133);
     }
 
     /// One stage only between what two stages and one stage hold (H100, f64 n = 32 solve: 6 and
