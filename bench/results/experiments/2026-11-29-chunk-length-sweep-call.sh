@@ -5,9 +5,10 @@
 # 2026-11-26 (bench/results/ab/README.md, "Chunk length"), where 31 was already close at
 # N = 16384 (f64 n = 32: factor 738.9 vs 754.7 for 15, solve 378.0 vs 393.6); since then the
 # chunk factor, the sweeps (16-byte staging, swizzle) and the separator levels (the wide-level
-# rule) all got faster, so the balance may have moved; n = 8 (plain today) was never measured. Sweeps BTCHOL_CHUNK (0 = plain) on the
-# gpu-check bundle's binary, 2 interleaved rounds; a length that wins a range of N on both the
-# factor and the solve becomes the rule (src/plan.rs auto_chunk and its unit test).
+# rule) all got faster, so the balance may have moved; n = 8 (plain today) was never measured.
+# Sweeps BTCHOL_CHUNK (0 = plain) on the gpu-check bundle's binary, 2 interleaved rounds; a
+# length that wins a range of N on both the factor and the solve becomes the rule (src/plan.rs
+# auto_chunk and its unit test).
 # Here (no GPU): bash scripts/gpu-check.sh bundle   (or an existing .bundle of the current main)
 # Device: run(command="bash bench/results/experiments/2026-11-29-chunk-length-sweep-call.sh", carry=[".bundle"])
 set -uo pipefail
