@@ -19,7 +19,8 @@ mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR
 modes="default 0 7 11 15 23 31"
 for round in 1 2; do
     for mode in $modes; do
-        BTCHOL_CHUNK=$([ "$mode" = default ] || echo "$mode") timeout 100 "$B" bench --backend cuda \
+        setting=(); [ "$mode" = default ] || setting=(BTCHOL_CHUNK="$mode")  # (set but empty: an error)
+        env "${setting[@]}" timeout 100 "$B" bench --backend cuda \
             --algorithm nd --dtype f64,f32 --rhs device --n 8,16,32 --N 2048,4096,8192,16384 --repeats 20 \
             --warmup 5 --csv "$out/chunk-$mode-$round.csv" > /dev/null 2>&1
         echo -n "$mode/$round "

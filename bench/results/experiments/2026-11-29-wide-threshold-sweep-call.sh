@@ -21,7 +21,8 @@ for round in 1 2 3; do
     for mode in $modes; do
         for dt in f32 f64; do
             ns=$([ "$dt" = f32 ] && echo 8,16,32 || echo 16,20,24,32)
-            BTCHOL_WIDE_MIN_CTAS=$([ "$mode" = default ] || echo "$mode") timeout 100 "$B" bench --backend cuda \
+            setting=(); [ "$mode" = default ] || setting=(BTCHOL_WIDE_MIN_CTAS="$mode")
+            env "${setting[@]}" timeout 100 "$B" bench --backend cuda \
                 --algorithm nd --dtype "$dt" --rhs device --n "$ns" --N 400,1024,2048,4096,16384 --repeats 20 \
                 --warmup 5 --csv "$out/wide-$mode-$dt-$round.csv" > /dev/null 2>&1
         done
