@@ -13,9 +13,7 @@
 # Device: run(command="bash bench/results/experiments/2026-11-29-wide-threshold-sweep-call.sh", carry=[".bundle"])
 set -uo pipefail
 source "$(dirname "$0")/device-env.sh"
-B=.bundle/btchol
-export BTCHOL_CACHE_DIR=/tmp/btchol-sweep-cache
-mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
+use_gpu_check_bundle
 modes="default 1 65 133 265 529"
 for round in 1 2 3; do
     for mode in $modes; do

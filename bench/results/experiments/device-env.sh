@@ -7,6 +7,15 @@ out=${OUT:-.bundle-ab/out}; mkdir -p "$out"
 B=.bundle-ab/btchol
 nvidia-smi --query-gpu=name --format=csv,noheader
 
+# use_gpu_check_bundle: $B the gpu-check bundle's binary (scripts/gpu-check.sh bundle, carry
+# .bundle) instead, with its precompiled kernels as the cache (env-only sweeps: one binary, one
+# kernel set, settings varied).
+use_gpu_check_bundle() {
+    B=.bundle/btchol
+    export BTCHOL_CACHE_DIR=/tmp/btchol-gpu-check-bundle-cache
+    mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
+}
+
 # corr_sides TIMEOUT SIDES BENCH_ARGS...: each side's seeded correctness rows (one repeat, --rhs
 # device) into $out/corr-SIDE.csv, the sides in parallel, each with its kernels and cache.
 corr_sides() {
