@@ -324,7 +324,7 @@ typedef int32_t btchol_half_format;
 #define BTCHOL_ALGORITHM_NESTED_DISSECTION 2
 
 /**
- * The plan's choice (default): on CUDA, chunks for long horizons of blocks of 9 to 32
+ * The plan's choice (default): on CUDA, chunks for long horizons (N >= 2048) of blocks up to 32
  * (README, "Partitioned nested dissection"); plain nested dissection elsewhere.
  */
 #define BTCHOL_PARTITION_AUTO 0

@@ -205,7 +205,7 @@ for tool in memcheck racecheck; do
 done
 step bench-short .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,32,64 --N 64,1024,16384 \
     --batch 1 --nrhs 1 --csv "$out/bench-short.csv"
-# Partitioned nested dissection (the plan's choice from N = 3072 for n 9..32) against plain nested
+# Partitioned nested dissection (the plan's choice from N = 2048 for n ≤ 32) against plain nested
 # dissection (BTCHOL_CHUNK=0) in the same run.
 step bench-partitioned .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device \
     --n 16,32 --N 4096,16384 --batch 1 --nrhs 1 --csv "$out/bench-partitioned.csv"

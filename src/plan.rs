@@ -45,9 +45,10 @@ pub enum Algorithm {
 /// How nested dissection orders the blocks (ignored by the sequential algorithm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Partition {
-    /// The plan's choice ([`Partition::auto_chunk`]): on the CUDA backend, for blocks of 9 to 32
-    /// and N ≥ 3072, chunks of 7 (N < 8192) or 15 blocks; plain nested dissection elsewhere. The
-    /// environment variable `BTCHOL_CHUNK=k` overrides it (`0`: plain), for experiments.
+    /// The plan's choice ([`Partition::auto_chunk`]): on the CUDA backend, for blocks of up to 32
+    /// and N ≥ 2048, chunks of 7 (N < 8192), 15, or 31 (blocks of 17 to 32, N ≥ 16384); plain
+    /// nested dissection elsewhere. The environment variable `BTCHOL_CHUNK=k` overrides it
+    /// (`0`: plain), for experiments.
     #[default]
     Auto,
     /// Plain nested dissection, [`Schedule::new`]: ⌊log₂N⌋+1 levels.
@@ -58,16 +59,22 @@ pub enum Partition {
 }
 
 impl Partition {
-    /// The chunk length `Auto` picks (0: plain nested dissection). Measured on the H100
-    /// (bench/results/ab/README.md, "partitioned nested dissection"): f64 n = 16 and 32, f32
-    /// n = 32, N = 4096: chunks of 7 factor 16–25 % faster and solve 8–20 % faster, N = 16384:
-    /// chunks of 15 factor 29–35 % and solve 24–43 % faster; at N ≤ 2048 every chunk length was
-    /// slower. The chunk kernels need the small-block path (n ≤ 32); n ≤ 8 is not measured yet.
+    /// The chunk length `Auto` picks (0: plain nested dissection). Measured on the H200, one
+    /// binary with `BTCHOL_CHUNK` varied (bench/results/ab/README.md, sixteenth session): chunks
+    /// of 7 from N = 2048 at every block size up to 32 (f64 n = 32, N = 2048: factor 218 → 195 µs,
+    /// solve 106 → 94; n = 8, N = 16384, where plain ran before: 192 → 114 / 195 → 118), of 15
+    /// from N = 8192, and of 31 for blocks of 17 to 32 from N = 16384 (f64 n = 32: 698 → 645 /
+    /// 289 → 269). The chunk kernels need the small-block path (n ≤ 32).
     pub fn auto_chunk(cuda: bool, n_blocks: usize, block_size: usize) -> usize {
-        match (cuda && (9..=32).contains(&block_size), n_blocks) {
-            (true, 3072..8192) => 7,
-            (true, 8192..) => 15,
-            _ => 0,
+        if !cuda || !(1..=32).contains(&block_size) {
+            return 0;
+        }
+        match n_blocks {
+            0..2048 => 0,
+            2048..8192 => 7,
+            8192..16384 => 15,
+            _ if block_size <= 16 => 15,
+            _ => 31,
         }
     }
 

@@ -202,10 +202,18 @@ fn partition_chunks_of_zero_blocks_is_an_invalid_argument() {
 
 #[test]
 fn auto_partition_is_chunked_only_for_long_horizons_of_small_blocks_on_the_gpu() {
-    assert_eq!(Partition::auto_chunk(true, 2048, 32), 0);
-    assert_eq!(Partition::auto_chunk(true, 4096, 32), 7);
+    for n in [1, 4, 8, 16, 24, 32] {
+        assert_eq!(Partition::auto_chunk(true, 2047, n), 0, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, 2048, n), 7, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, 8191, n), 7, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, 8192, n), 15, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, 16383, n), 15, "n = {n}");
+        assert_eq!(Partition::auto_chunk(false, 16384, n), 0, "n = {n}");
+    }
+    // Longer chunks pay from N = 16384 for blocks of 17..32 only (n = 16 solves slower with 31).
     assert_eq!(Partition::auto_chunk(true, 16384, 16), 15);
-    assert_eq!(Partition::auto_chunk(true, 16384, 8), 0);
+    assert_eq!(Partition::auto_chunk(true, 16384, 17), 31);
+    assert_eq!(Partition::auto_chunk(true, 1 << 20, 32), 31);
+    assert_eq!(Partition::auto_chunk(true, 16384, 33), 0);
     assert_eq!(Partition::auto_chunk(true, 16384, 64), 0);
-    assert_eq!(Partition::auto_chunk(false, 16384, 32), 0);
 }

@@ -49,9 +49,27 @@ fn gpu_partitioned_matches_reference_over_chunks_and_shapes() {
         }
     }
     // Long horizons: many chunks, a short last chunk, batches.
-    for (chunk, nb, n, batch) in [(15, 1000, 32, 1), (7, 1021, 16, 3), (31, 4097, 8, 2), (24, 2000, 32, 2)] {
+    for (chunk, nb, n, batch) in
+        [(15, 1000, 32, 1), (7, 1021, 16, 3), (31, 4097, 8, 2), (24, 2000, 32, 2), (31, 1500, 24, 1)]
+    {
         check::<f64>(chunk, (nb, n, batch, 2), Layout::RowMajor);
         check::<f32>(chunk, (nb, n, batch, 1), Layout::ColMajor);
+    }
+}
+
+/// More right-hand sides a pass than the chunk sweeps can stage in shared memory (f64 n = 32:
+/// about 200): the chunk levels run as per-level launches, and the solution is as good.
+#[test]
+fn gpu_partitioned_solves_more_right_hand_sides_than_the_chunk_kernels_stage() {
+    if !gpu_or_skip("gpu_partitioned_solves_more_right_hand_sides_than_the_chunk_kernels_stage") {
+        return;
+    }
+    for (nb, n, nrhs) in [(37, 32, 300), (20, 8, 1200)] {
+        let dims = Dims::new(1, nb, n).unwrap();
+        let opts = PlanOptions { max_nrhs: nrhs, ..options(Backend::Cuda, 7) };
+        let g = solve_random::<f64>(seed_from(&[nb, n, nrhs, 5]), dims, nrhs, Layout::RowMajor, opts);
+        let be = g.backward_error();
+        assert!(be < tolerance::<f64>(n), "N={nb} n={n} m={nrhs}: {be:e}");
     }
 }
 

@@ -49,7 +49,7 @@ pub const BTCHOL_ALGORITHM_NESTED_DISSECTION: btchol_algorithm = 2;
 /// Nested dissection's block ordering (`btchol_plan_options.partition_chunk`): one of the codes
 /// below, or k >= 1 for chunks of k blocks.
 pub type btchol_partition = i32;
-/// The plan's choice (default): on CUDA, chunks for long horizons of blocks of 9 to 32
+/// The plan's choice (default): on CUDA, chunks for long horizons (N >= 2048) of blocks up to 32
 /// (README, "Partitioned nested dissection"); plain nested dissection elsewhere.
 pub const BTCHOL_PARTITION_AUTO: btchol_partition = 0;
 /// Plain nested dissection: floor(log2 N)+1 levels.

@@ -687,8 +687,13 @@ impl<T: Scalar> CudaEngine<T> {
                 (f("btchol_factor_level_small")?, f("btchol_factor_level_small_wide")?);
             opt_in_shared_memory(&factor_level, spec.small_factor_smem_bytes())?;
             opt_in_shared_memory(&factor_level_wide, spec.small_factor_smem_bytes())?;
+            // The chunk sweeps stage max_nrhs vectors in shared memory; where a CTA cannot have
+            // that much (f64 n = 32: from about 200 right-hand sides a pass) the chunk levels run
+            // as per-level launches instead, as under BTCHOL_CHUNK_KERNEL=0: slower, same numbers.
+            let chunk_kernels = std::env::var("BTCHOL_CHUNK_KERNEL").as_deref() != Ok("0")
+                && spec.chunk_solve_smem_bytes(max_nrhs).max(spec.chunk_factor_smem_bytes()) + 2048 <= dev.smem_optin;
             let chunks = match chunk_table(&schedule) {
-                Some(t) if std::env::var("BTCHOL_CHUNK_KERNEL").as_deref() != Ok("0") => {
+                Some(t) if chunk_kernels => {
                     let factor = f("btchol_factor_chunks_small")?;
                     let smem = spec.chunk_factor_smem_bytes();
                     opt_in_shared_memory(&factor, smem)?;
