@@ -9,13 +9,4 @@ set -uo pipefail
 source "$(dirname "$0")/device-env.sh"
 use_gpu_check_bundle
 modes="0 7 15 31"
-for round in 1 2; do
-    for mode in $modes; do
-        BTCHOL_CHUNK="$mode" timeout 25 "$B" bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device \
-            --n 4,24 --N 2048,16384 --repeats 20 --warmup 5 --csv "$out/chunks-$mode-$round.csv" > /dev/null 2>&1
-        echo -n "$mode/$round rc=$? "
-    done
-done
-echo
-python3 -c 'import csv,glob,sys; r=[x for f in glob.glob(sys.argv[1]+"/chunks-*.csv") for x in csv.DictReader(open(f))]; print(len(r), "rows; worst backward error f64", max(float(x["backward_error"]) for x in r if x["dtype"]=="f64"), "f32", max(float(x["backward_error"]) for x in r if x["dtype"]=="f32"))' "$out"
-mode_table chunks "$modes"
+env_sweep BTCHOL_CHUNK chunks "$modes" 2 25 --dtype f64,f32 --n 4,24 --N 2048,16384 --repeats 20 --warmup 5

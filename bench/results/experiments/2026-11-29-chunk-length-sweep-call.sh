@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One device call (~2-3 min; written in the fifteenth session, not yet run): the chunk length of
-# partitioned nested dissection again (src/plan.rs auto_chunk: n 9..32, chunks of 7 for
+# One device call (~3 min; written in the fifteenth session, run in the sixteenth: results in
+# bench/results/ab, "chunk lengths re-chosen"): the chunk length of partitioned nested dissection again (src/plan.rs auto_chunk: n 9..32, chunks of 7 for
 # 3072 <= N < 8192 and of 15 from N = 8192, plain below). The rule is from the H100 of
 # 2026-11-26 (bench/results/ab/README.md, "Chunk length"), where 31 was already close at
 # N = 16384 (f64 n = 32: factor 738.9 vs 754.7 for 15, solve 378.0 vs 393.6); since then the
@@ -15,14 +15,4 @@ set -uo pipefail
 source "$(dirname "$0")/device-env.sh"
 use_gpu_check_bundle
 modes="default 0 7 11 15 23 31"
-for round in 1 2; do
-    for mode in $modes; do
-        setting=(); [ "$mode" = default ] || setting=(BTCHOL_CHUNK="$mode")  # (set but empty: an error)
-        env "${setting[@]}" timeout 100 "$B" bench --backend cuda \
-            --algorithm nd --dtype f64,f32 --rhs device --n 8,16,32 --N 2048,4096,8192,16384 --repeats 20 \
-            --warmup 5 --csv "$out/chunk-$mode-$round.csv" > /dev/null 2>&1
-        echo -n "$mode/$round "
-    done
-done
-echo
-mode_table chunk "$modes"
+env_sweep BTCHOL_CHUNK chunk "$modes" 2 100 --dtype f64,f32 --n 8,16,32 --N 2048,4096,8192,16384 --repeats 20 --warmup 5

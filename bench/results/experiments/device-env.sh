@@ -74,3 +74,27 @@ for (dt, n, N), by in sorted(rows.items()):
 PY
     rm -f "$out/$1"-*.csv
 }
+
+# env_sweep VAR NAME "MODE ..." ROUNDS TIMEOUT BENCH_ARGS...: the bench (--backend cuda
+# --algorithm nd --rhs device and BENCH_ARGS) once per mode and round, rounds interleaved, with
+# VAR=MODE (mode `default`: VAR unset; set but empty would be an error); then the rows' worst
+# backward error and mode_table NAME.
+env_sweep() {
+    local var=$1 name=$2 modes=$3 rounds=$4 t=$5 round mode; shift 5
+    for round in $(seq "$rounds"); do
+        for mode in $modes; do
+            local setting=(); [ "$mode" = default ] || setting=("$var=$mode")
+            env "${setting[@]}" timeout "$t" "$B" bench --backend cuda --algorithm nd --rhs device \
+                --csv "$out/$name-$mode-$round.csv" "$@" > /dev/null 2>&1
+            echo -n "$mode/$round rc=$? "
+        done
+    done
+    echo
+    python3 - "$out" "$name" <<'PY'
+import csv, glob, sys
+rows = [r for f in glob.glob(f"{sys.argv[1]}/{sys.argv[2]}-*.csv") for r in csv.DictReader(open(f))]
+worst = {dt: max((float(r["backward_error"]) for r in rows if r["dtype"] == dt), default=0) for dt in ("f64", "f32")}
+print(f"{len(rows)} rows; worst backward error f64 {worst['f64']:.2e}, f32 {worst['f32']:.2e}")
+PY
+    mode_table "$name" "$modes"
+}
