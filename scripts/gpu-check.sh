@@ -132,31 +132,31 @@ step kernels-warm .bundle/btchol kernels --warm
 if [ "$part" != checks ]; then
 # The GPU suites take longest: start them first.
 for t in .bundle/tests/gpu_* $(ls .bundle/tests/* | grep -v /gpu_); do
-    pstep "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" "$t" --test-threads=1
+    pstep "test-$(basename "$t" | sed 's/-[0-9a-f]*$//')" bash scripts/each-test.sh "$t"
 done
 # The solve tests again without CUDA graphs (kernels launched one by one).
 for t in .bundle/tests/gpu_solve-*; do
-    pstep test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 "$t" --test-threads=1
+    pstep test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 bash scripts/each-test.sh "$t"
 done
 # The partitioned tests again with the chunk levels as per-level launches instead of the chunk kernel.
 for t in .bundle/tests/gpu_partitioned-*; do
-    pstep test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 "$t" --test-threads=1
+    pstep test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 bash scripts/each-test.sh "$t"
 done
 # The sequential tests again with the one-warp factor and solve forced (by default batches of at
 # most two items per SM take the warp-pair factor and the solve with helper warps, so the small
 # shapes would not reach them).
 for t in .bundle/tests/gpu_features-*; do
-    pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 "$t" --test-threads=1 sequential
+    pstep test-gpu_features-seq-one-warp env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 bash scripts/each-test.sh "$t" sequential
     # and the one-warp factor's and solve's single-stage forms (by default only for batches that
     # they make resident and two stages do not)
     pstep test-gpu_features-seq-one-stage env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=0 BTCHOL_SEQ_FACTOR_STAGES=1 \
-        BTCHOL_SEQ_SOLVE_STAGES=1 "$t" --test-threads=1 sequential
+        BTCHOL_SEQ_SOLVE_STAGES=1 bash scripts/each-test.sh "$t" sequential
 done
 # The feature tests again with CUDA plans (mixed precision, gradients, half inputs, batch masks,
 # regularisation and pivot boosting, deterministic mode).
 for suite in refine_gradient masks regularize deterministic; do
     for t in .bundle/tests/$suite-*; do
-        pstep "test-$suite-cuda" env BTCHOL_TEST_BACKEND=cuda "$t" --test-threads=1
+        pstep "test-$suite-cuda" env BTCHOL_TEST_BACKEND=cuda bash scripts/each-test.sh "$t"
     done
 done
 # The Python binding against this build (CUDA tests, CuPy / PyTorch device arrays, 16-bit inputs).
