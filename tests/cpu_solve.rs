@@ -211,6 +211,7 @@ fn auto_partition_is_chunked_only_for_long_horizons_of_small_blocks_on_the_gpu()
         assert_eq!(Partition::auto_chunk(false, 16384, n), 0, "n = {n}");
     }
     // Longer chunks pay from N = 16384 for blocks of 17..32 only (n = 16 solves slower with 31).
+    assert_eq!(Partition::auto_chunk(true, 16384, 8), 15);
     assert_eq!(Partition::auto_chunk(true, 16384, 16), 15);
     assert_eq!(Partition::auto_chunk(true, 16384, 17), 31);
     assert_eq!(Partition::auto_chunk(true, 1 << 20, 32), 31);
