@@ -691,7 +691,8 @@ impl<T: Scalar> CudaEngine<T> {
             // that much (f64 n = 32: from about 200 right-hand sides a pass) the chunk levels run
             // as per-level launches instead, as under BTCHOL_CHUNK_KERNEL=0: slower, same numbers.
             let chunk_kernels = std::env::var("BTCHOL_CHUNK_KERNEL").as_deref() != Ok("0")
-                && spec.chunk_solve_smem_bytes(max_nrhs).max(spec.chunk_factor_smem_bytes()) + 2048 <= dev.smem_optin;
+                && spec.chunk_solve_smem_bytes(max_nrhs).max(spec.chunk_factor_smem_bytes()) + 2048  // (+ static)
+                    <= dev.smem_optin;
             let chunks = match chunk_table(&schedule) {
                 Some(t) if chunk_kernels => {
                     let factor = f("btchol_factor_chunks_small")?;
