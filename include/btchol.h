@@ -324,8 +324,9 @@ typedef int32_t btchol_half_format;
 #define BTCHOL_ALGORITHM_NESTED_DISSECTION 2
 
 /**
- * The plan's choice (default): on CUDA, chunks for long horizons (N >= 2048) of blocks up to 32
- * (README, "Partitioned nested dissection"); plain nested dissection elsewhere.
+ * The plan's choice (default): on CUDA, chunks for blocks up to 32 from a horizon set by the
+ * block size (N >= 128 for n <= 8, 1024 for n <= 16, 1536 for n <= 32; README, "Partitioned
+ * nested dissection"); plain nested dissection elsewhere.
  */
 #define BTCHOL_PARTITION_AUTO 0
 

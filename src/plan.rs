@@ -45,9 +45,10 @@ pub enum Algorithm {
 /// How nested dissection orders the blocks (ignored by the sequential algorithm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Partition {
-    /// The plan's choice ([`Partition::auto_chunk`]): on the CUDA backend, for blocks of up to 32
-    /// and N ≥ 2048, chunks of 7 (N < 8192), 15, or 31 (blocks of 17 to 32, N ≥ 16384); plain
-    /// nested dissection elsewhere. The environment variable `BTCHOL_CHUNK=k` overrides it
+    /// The plan's choice ([`Partition::auto_chunk`]): on the CUDA backend, for blocks of up to 32,
+    /// short chunks (3 or 5) from N = 128, 1024 or 1536 by block size, then chunks of 7 from
+    /// N = 2048, 15 from 8192, 31 (blocks of 17 to 32) from 16384; plain nested dissection
+    /// elsewhere. The environment variable `BTCHOL_CHUNK=k` overrides it
     /// (`0`: plain), for experiments.
     #[default]
     Auto,
@@ -60,17 +61,30 @@ pub enum Partition {
 
 impl Partition {
     /// The chunk length `Auto` picks (0: plain nested dissection). Measured on the H200, one
-    /// binary with `BTCHOL_CHUNK` varied (bench/results/ab/README.md, sixteenth session): chunks
-    /// of 7 from N = 2048 at every block size up to 32 (f64 n = 32, N = 2048: factor 218 → 195 µs,
-    /// solve 106 → 94; n = 8, N = 16384, where plain ran before: 192 → 114 / 195 → 118), of 15
-    /// from N = 8192, and of 31 for blocks of 17 to 32 from N = 16384 (f64 n = 32: 698 → 645 /
-    /// 289 → 269). The chunk kernels need the small-block path (n ≤ 32).
+    /// binary with `BTCHOL_CHUNK` varied (bench/results/ab/README.md, sixteenth and seventeenth
+    /// sessions): chunks of 7 from N = 2048 at every block size up to 32 (f64 n = 32, N = 2048:
+    /// factor 218 → 195 µs, solve 106 → 94; n = 8, N = 16384, where plain ran before: 192 → 114 /
+    /// 195 → 118), of 15 from N = 8192, and of 31 for blocks of 17 to 32 from N = 16384 (f64
+    /// n = 32: 698 → 645 / 289 → 269). Below N = 2048 short chunks pay where they win the factor
+    /// as well as the solve: chunks of 5 for blocks of up to 8 from N = 128 (f64 n = 8, N = 1024:
+    /// 51.4 → 47.5 / 62.6 → 56.6), of 3 for blocks of 9 to 16 from N = 1024 (f64 n = 16, N =
+    /// 1536: 73.8 → 66.6 / 78.6 → 73.7) and for blocks of 17 to 32 from N = 1536 (f64 n = 32:
+    /// 185.1 → 178.8 / 90.6 → 83.9). Shorter horizons of larger blocks factor faster plain (f64
+    /// n = 32, N = 1024: 142 plain, 154 with chunks of 3). The chunk kernels need the
+    /// small-block path (n ≤ 32).
     pub fn auto_chunk(cuda: bool, n_blocks: usize, block_size: usize) -> usize {
         if !cuda || !(1..=32).contains(&block_size) {
             return 0;
         }
+        // Below N = 2048: from which N chunks pay, and their length, by block size.
+        let (short_from, short_chunk) = match block_size {
+            1..=8 => (128, 5),
+            9..=16 => (1024, 3),
+            _ => (1536, 3),
+        };
         match n_blocks {
-            0..2048 => 0,
+            0..2048 if n_blocks < short_from => 0,
+            0..2048 => short_chunk,
             2048..8192 => 7,
             8192..16384 => 15,
             _ if block_size <= 16 => 15,

@@ -201,9 +201,16 @@ fn partition_chunks_of_zero_blocks_is_an_invalid_argument() {
 }
 
 #[test]
-fn auto_partition_is_chunked_only_for_long_horizons_of_small_blocks_on_the_gpu() {
+fn auto_partition_chunks_only_small_blocks_on_the_gpu_past_a_horizon_set_by_the_block_size() {
+    // Below N = 2048, short chunks from a horizon that depends on the block size.
+    for (n, from, chunk) in [(1, 128, 5), (8, 128, 5), (9, 1024, 3), (16, 1024, 3), (17, 1536, 3), (32, 1536, 3)] {
+        assert_eq!(Partition::auto_chunk(true, 1, n), 0, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, from - 1, n), 0, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, from, n), chunk, "n = {n}");
+        assert_eq!(Partition::auto_chunk(true, 2047, n), chunk, "n = {n}");
+        assert_eq!(Partition::auto_chunk(false, from, n), 0, "n = {n}");
+    }
     for n in [1, 4, 8, 16, 24, 32] {
-        assert_eq!(Partition::auto_chunk(true, 2047, n), 0, "n = {n}");
         assert_eq!(Partition::auto_chunk(true, 2048, n), 7, "n = {n}");
         assert_eq!(Partition::auto_chunk(true, 8191, n), 7, "n = {n}");
         assert_eq!(Partition::auto_chunk(true, 8192, n), 15, "n = {n}");

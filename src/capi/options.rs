@@ -49,8 +49,9 @@ pub const BTCHOL_ALGORITHM_NESTED_DISSECTION: btchol_algorithm = 2;
 /// Nested dissection's block ordering (`btchol_plan_options.partition_chunk`): one of the codes
 /// below, or k >= 1 for chunks of k blocks.
 pub type btchol_partition = i32;
-/// The plan's choice (default): on CUDA, chunks for long horizons (N >= 2048) of blocks up to 32
-/// (README, "Partitioned nested dissection"); plain nested dissection elsewhere.
+/// The plan's choice (default): on CUDA, chunks for blocks up to 32 from a horizon set by the
+/// block size (N >= 128 for n <= 8, 1024 for n <= 16, 1536 for n <= 32; README, "Partitioned
+/// nested dissection"); plain nested dissection elsewhere.
 pub const BTCHOL_PARTITION_AUTO: btchol_partition = 0;
 /// Plain nested dissection: floor(log2 N)+1 levels.
 pub const BTCHOL_PARTITION_NONE: btchol_partition = -1;
