@@ -1,7 +1,7 @@
 //! CUDA driver access: loaded at run time, primary context of device 0, raw device buffers.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, DriverError};
 
@@ -36,8 +36,24 @@ pub struct Device {
 }
 
 impl Device {
-    /// Opens device 0 (`CUDA_VISIBLE_DEVICES` selects which one that is).
+    /// Opens device 0 (`CUDA_VISIBLE_DEVICES` selects which one that is). The first successful
+    /// open is kept for the life of the process, as the CUDA runtime keeps its primary context:
+    /// without it the context was released with the last plan and the next plan created it again
+    /// (H200, f64 n = 32, N = 1024: create + destroy 132 + 77 ms a plan, 8.5 + 2.3 ms kept;
+    /// bench/results/experiments/plan-create-time.py). A failed open is not kept, so a later
+    /// call tries again.
     pub fn open() -> Result<Device> {
+        static OPENED: Mutex<Option<Device>> = Mutex::new(None);
+        let mut opened = OPENED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(dev) = opened.as_ref() {
+            return Ok(dev.clone());
+        }
+        let dev = Self::open_uncached()?;
+        *opened = Some(dev.clone());
+        Ok(dev)
+    }
+
+    fn open_uncached() -> Result<Device> {
         guarded("opening the CUDA driver", || {
             if !unsafe { sys::is_culib_present() } {
                 return Err(Error::BackendUnavailable("no NVIDIA driver library (libcuda.so) found".into()));
