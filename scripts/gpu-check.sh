@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole GPU test and benchmark suite: one bundle built here, run on the GPU machine in three
-# device calls (tests1, tests2, checks; see below).
+# The whole GPU test and benchmark suite: one bundle built here, run on the GPU machine in one
+# device call (see below).
 #
 #   scripts/gpu-check.sh bundle   (here, no GPU needed) build release test binaries and the bench
 #                                 binary, strip them and put them in .bundle/ (git-ignored)
@@ -14,15 +14,14 @@
 #   scripts/gpu-check.sh run tests|tests1|tests2|checks
 #                                 only the tests (warm-up, test binaries, Python binding), or one
 #                                 of their two halves, or only the sanitizers and benchmarks. The
-#                                 whole takes ~15-20 min on the H100 (2026-11-26: tests1 ~3-6 min,
-#                                 tests2 ~8, checks ~6; 2026-11-27: 6.0, 7.3, 4.7 min), more than
-#                                 a device call's 10 minutes, so run it as three calls on one warm
-#                                 machine: run tests1, run tests2, run checks (each prints its
-#                                 summary).
+#                                 whole takes ~4 min on the H200 (2026-11-29, commit 9bf47a1:
+#                                 tests 49 s, checks ~2.5 min), one device call. (It took ~17 min
+#                                 in three calls, tests1 / tests2 / checks, until the CUDA context
+#                                 was kept per process: every test plan created it again.)
 #   GPU_CHECK_ONLY=REGEX          only the steps whose names match (an extended regex), e.g. to
 #                                 finish a run that a call's time limit cut short
 #
-# Device call (see README, contributing):  run(command="bash scripts/gpu-check.sh run tests1", carry=[".bundle"])
+# Device call (see README, contributing):  run(command="bash scripts/gpu-check.sh run", carry=[".bundle"])
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-bundle}
