@@ -825,7 +825,9 @@ btchol_status btchol_plan_synchronize(struct btchol_plan *plan);
 
 /**
  * 1 when the NVIDIA driver can be loaded and reports a device (so `BTCHOL_BACKEND_CUDA` plans can
- * be created), else 0. Checked once per process, on the first call. Never fails; thread-safe.
+ * be created), else 0. Checked once per process, on the first call, without keeping a CUDA
+ * context (a GPU plan keeps device 0's primary context until the process ends). Never fails;
+ * thread-safe.
  */
 int32_t btchol_cuda_available(void);
 

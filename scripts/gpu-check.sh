@@ -68,7 +68,7 @@ case $part in
     # then the rest.
     # (Side by side they slow each other down: gpu_solve took 181 s in tests1, 517 s in one run of
     # all; H100, 2026-11-26: tests1 184 s before gpu_concurrent joined it, tests2 493 s with it.)
-    tests1) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_solve|gpu_features$|gpu_concurrent|btchol|capi|cli|cpu_|masks$|refine_gradient$|regularize$|deterministic$)'} ;;
+    tests1) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_solve|gpu_features$|gpu_concurrent|gpu_context|btchol|capi|cli|cpu_|masks$|refine_gradient$|regularize$|deterministic$)'} ;;
     tests2) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_partitioned|gpu_features-seq|.*-cuda$)|^python'} ;;
     *) echo "usage: $0 bundle|run [tests|tests1|tests2|checks]"; exit 2 ;;
 esac

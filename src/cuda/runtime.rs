@@ -17,9 +17,11 @@ fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
         .unwrap_or_else(|_| Err(Error::BackendUnavailable(format!("{what}: the CUDA library could not be used"))))
 }
 
-/// Whether the NVIDIA driver library can be loaded and reports at least one device.
+/// Whether the NVIDIA driver library can be loaded and device 0 opened. Asking does not keep a
+/// context (a CPU-only caller should not hold GPU memory for it): it uses the device kept by a
+/// GPU plan where there is one, else opens device 0 and releases it again.
 pub fn cuda_available() -> bool {
-    Device::open().is_ok()
+    Device::probe().is_ok()
 }
 
 /// A GPU: the primary context of device 0 and what the planner needs to know about it.
@@ -43,14 +45,25 @@ impl Device {
     /// bench/results/experiments/plan-create-time.py). A failed open is not kept, so a later
     /// call tries again.
     pub fn open() -> Result<Device> {
-        static OPENED: Mutex<Option<Device>> = Mutex::new(None);
-        let mut opened = OPENED.lock().unwrap_or_else(|p| p.into_inner());
+        let mut opened = Self::kept().lock().unwrap_or_else(|p| p.into_inner());
         if let Some(dev) = opened.as_ref() {
             return Ok(dev.clone());
         }
         let dev = Self::open_uncached()?;
         *opened = Some(dev.clone());
         Ok(dev)
+    }
+
+    /// The device kept by [`Device::open`], else device 0 opened and released when the result is
+    /// dropped (about 0.2 s on an H200): to ask what the GPU is without holding its context.
+    pub fn probe() -> Result<Device> {
+        let opened = Self::kept().lock().unwrap_or_else(|p| p.into_inner()).clone();
+        opened.map_or_else(Self::open_uncached, Ok)
+    }
+
+    fn kept() -> &'static Mutex<Option<Device>> {
+        static KEPT: Mutex<Option<Device>> = Mutex::new(None);
+        &KEPT
     }
 
     fn open_uncached() -> Result<Device> {

@@ -530,7 +530,7 @@ pub fn cpu_model() -> &'static str {
 /// The usable GPU's name, probed once per process; `None` without a driver or device.
 pub fn gpu_name() -> Option<&'static str> {
     static NAME: OnceLock<Option<String>> = OnceLock::new();
-    NAME.get_or_init(|| crate::cuda::runtime::Device::open().ok().map(|d| d.name)).as_deref()
+    NAME.get_or_init(|| crate::cuda::runtime::Device::probe().ok().map(|d| d.name)).as_deref()
 }
 
 /// What [`decide`] found: the candidates in the order to try, or no estimate at all.

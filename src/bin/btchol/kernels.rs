@@ -61,7 +61,7 @@ pub fn run(args: &[String]) -> i32 {
         }
     };
     let (archs, smem) = if warm && archs.is_empty() {
-        match Device::open() {
+        match Device::probe() {
             Ok(d) => (vec![d.arch], d.smem_optin.min(200 * 1024)),
             Err(e) => {
                 eprintln!("btchol kernels --warm: {e}");

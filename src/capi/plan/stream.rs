@@ -47,7 +47,9 @@ pub unsafe extern "C" fn btchol_plan_synchronize(plan: *mut btchol_plan) -> btch
 }
 
 /// 1 when the NVIDIA driver can be loaded and reports a device (so `BTCHOL_BACKEND_CUDA` plans can
-/// be created), else 0. Checked once per process, on the first call. Never fails; thread-safe.
+/// be created), else 0. Checked once per process, on the first call, without keeping a CUDA
+/// context (a GPU plan keeps device 0's primary context until the process ends). Never fails;
+/// thread-safe.
 #[no_mangle]
 pub extern "C" fn btchol_cuda_available() -> i32 {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
