@@ -91,6 +91,9 @@ Measurement:
                                plan's stream (factor_ev, solve_ev), as issue 5's cuDSS and socu
                                references were timed. Recording them costs the wall-clock
                                columns 5-13 µs per call (H100), so they are off by default
+  --factor-solve               each repeat also times Plan::factor_solve (upload, factor and solve
+                               of a host right-hand side in one call: fsolve_us) and the same as
+                               three calls (upload, factor, solve: 3calls_us), untimed elsewhere
 
 Output:
   --json                       one JSON object per configuration per line instead of the table

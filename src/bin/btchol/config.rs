@@ -72,6 +72,10 @@ pub struct RunSettings {
     pub rhs_on_device: bool,
     /// `--events`: GPU plans' calls also timed by CUDA events (the factor_ev / solve_ev columns).
     pub events: bool,
+    /// `--factor-solve`: each repeat also times `Plan::factor_solve` (upload, factor and solve in
+    /// one call) and the same three steps as separate calls (the factor_solve_us /
+    /// upload_factor_solve_us columns).
+    pub factor_solve: bool,
 }
 
 /// One configuration to measure.
@@ -125,6 +129,7 @@ impl Default for BenchConfig {
                 mask_fraction: None,
                 rhs_on_device: false,
                 events: false,
+                factor_solve: false,
             },
             json: false,
             csv: None,
@@ -191,6 +196,10 @@ impl BenchConfig {
                 "--events" => {
                     args.no_value(&flag)?;
                     c.run.events = true
+                }
+                "--factor-solve" => {
+                    args.no_value(&flag)?;
+                    c.run.factor_solve = true
                 }
                 "--seed" => {
                     let v = args.value(&mut flag)?;
@@ -268,6 +277,7 @@ const BENCH_FLAGS: &[&str] = &[
     "--threads",
     "--repeats",
     "--events",
+    "--factor-solve",
     "--warmup",
     "--seed",
     "--json",
@@ -323,6 +333,8 @@ mod tests {
         assert!(parse(&["--json=1"]).is_err());
         assert!(parse(&["--events=1"]).is_err());
         assert!(parse(&["--events"]).unwrap().run.events && !parse(&[]).unwrap().run.events);
+        assert!(parse(&["--factor-solve"]).unwrap().run.factor_solve && !parse(&[]).unwrap().run.factor_solve);
+        assert!(parse(&["--factor-solve=1"]).is_err());
         assert!(parse(&["--n", "5000"]).unwrap().cases().is_err());
     }
 }

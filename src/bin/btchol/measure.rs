@@ -31,6 +31,10 @@ pub struct Measurement {
     /// were timed. The wall-clock times above also hold the host's wait for the GPU.
     pub factor_events_us: Stats,
     pub solve_events_us: Stats,
+    /// `--factor-solve`: `Plan::factor_solve` (upload + factor + solve, right-hand side in host
+    /// memory) in one call, and the same as three calls (upload, factor, solve); else none.
+    pub factor_solve_us: Stats,
+    pub upload_factor_solve_us: Stats,
     pub backward_error: f64,
     /// Parallel levels of the algorithm that ran: ⌊log₂N⌋+1 for nested dissection, N sequential.
     pub levels: usize,
@@ -252,6 +256,8 @@ fn measurement(
         solve_us: Stats::default(),
         factor_events_us: Stats::none(),
         solve_events_us: Stats::none(),
+        factor_solve_us: Stats::none(),
+        upload_factor_solve_us: Stats::none(),
         backward_error: f64::NAN,
         levels,
         flops_seq: sequential_factor_flops(nb, n) * batch,
@@ -289,7 +295,12 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         None
     };
     events = if settings.events && plan.backend() == Backend::Cuda { Some(EventTimer::new(&mut plan)?) } else { None };
+    if settings.factor_solve && mask.is_some() {
+        return Err(Error::Unsupported("--factor-solve with --mask-fraction".into()));
+    }
     let (mut factor_events, mut solve_events) = (Vec::new(), Vec::new());
+    let (mut one_call, mut three_calls) = (Vec::new(), Vec::new());
+    let mut one_call_x = Vec::new(); // (the last factor_solve's solution, checked below)
     let mark = |k: usize| events.as_ref().map_or(Ok(()), |ev| ev.record(k));
     // One repeat: returns (factor µs, solve µs); x holds the solution afterwards.
     let (factor_us, solve_us) = repeat(settings, || {
@@ -333,6 +344,23 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
             factor_events.push(ev.elapsed_us(0, 1)?);
             solve_events.push(ev.elapsed_us(2, 3)?);
         }
+        if settings.factor_solve {
+            // As a caller with a new matrix and right-hand side each time would: one call, then
+            // the same three steps as separate calls (host right-hand side both ways).
+            let mut y = b.clone();
+            let t = Instant::now();
+            plan.factor_solve(&matrix, &mut RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut y)?)?;
+            plan.synchronize()?;
+            one_call.push(t.elapsed().as_secs_f64() * 1e6);
+            one_call_x.clone_from(&y);
+            y.copy_from_slice(&b);
+            let t = Instant::now();
+            plan.upload(&matrix)?;
+            plan.factor()?;
+            plan.solve(&mut RhsMut::dense(dims, case.nrhs, Layout::RowMajor, &mut y)?)?;
+            plan.synchronize()?;
+            three_calls.push(t.elapsed().as_secs_f64() * 1e6);
+        }
         Ok((factor, solve))
     })?;
     if let Some(dr) = &device_rhs {
@@ -356,7 +384,15 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
         m.factor_events_us = Stats::of(&factor_events[settings.warmup..]);
         m.solve_events_us = Stats::of(&solve_events[settings.warmup..]);
     }
+    if settings.factor_solve {
+        m.factor_solve_us = Stats::of(&one_call[settings.warmup..]);
+        m.upload_factor_solve_us = Stats::of(&three_calls[settings.warmup..]);
+    }
     m.backward_error = dense_backward_error(&matrix, case.nrhs, &x, &b, &skip)?;
+    if settings.factor_solve {
+        // (the worse of the two: the row's error covers every solution it timed)
+        m.backward_error = m.backward_error.max(dense_backward_error(&matrix, case.nrhs, &one_call_x, &b, &skip)?);
+    }
     m.active_items = dims.batch - skip.len();
     m.solution_sha256 = sha256_hex(&x);
     m.rhs_on_device = device_rhs.is_some();
@@ -498,6 +534,29 @@ impl Drop for DeviceRhs {
 #[cfg(test)]
 mod tests {
     use super::Stats;
+    use crate::config::BenchConfig;
+
+    /// `--factor-solve` times both ways on every repeat but the warm-up ones, and the row's
+    /// backward error covers factor_solve's solution too.
+    #[test]
+    fn factor_solve_columns_are_filled_when_asked() {
+        let mut cfg = BenchConfig::default();
+        cfg.backend = btchol::Backend::Cpu;
+        cfg.block_sizes = vec![3];
+        cfg.n_blocks = vec![7];
+        cfg.nrhs = vec![2];
+        cfg.run.repeats = Some(4);
+        cfg.run.warmup = 1;
+        for asked in [false, true] {
+            cfg.run.factor_solve = asked;
+            let m = super::run_case(&cfg.cases().unwrap()[0], &cfg.run).unwrap();
+            assert_eq!(m.factor_solve_us.count, if asked { 4 } else { 0 });
+            assert_eq!(m.upload_factor_solve_us.count, m.factor_solve_us.count);
+            assert_eq!(m.factor_solve_us.median.is_nan(), !asked);
+            assert!(!asked || (m.factor_solve_us.min > 0.0 && m.upload_factor_solve_us.min > 0.0));
+            assert!(m.backward_error < 1e-14, "{}", m.backward_error);
+        }
+    }
 
     #[test]
     fn order_statistics() {
