@@ -540,11 +540,13 @@ mod tests {
     /// backward error covers factor_solve's solution too.
     #[test]
     fn factor_solve_columns_are_filled_when_asked() {
-        let mut cfg = BenchConfig::default();
-        cfg.backend = btchol::Backend::Cpu;
-        cfg.block_sizes = vec![3];
-        cfg.n_blocks = vec![7];
-        cfg.nrhs = vec![2];
+        let mut cfg = BenchConfig {
+            backend: btchol::Backend::Cpu,
+            block_sizes: vec![3],
+            n_blocks: vec![7],
+            nrhs: vec![2],
+            ..Default::default()
+        };
         cfg.run.repeats = Some(4);
         cfg.run.warmup = 1;
         for asked in [false, true] {

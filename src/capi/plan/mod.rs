@@ -152,7 +152,9 @@ pub unsafe extern "C" fn btchol_plan_create(
 }
 
 /// Destroys a plan and frees its workspace. NULL is a no-op. The plan must not be in use by
-/// another thread, and must not be used again.
+/// another thread, and must not be used again. (A CUDA plan's device memory is freed; device 0's
+/// primary context, which the first CUDA plan retained, stays until the process ends, as the CUDA
+/// runtime keeps it, so the next plan need not create it again.)
 ///
 /// # Safety
 /// `plan` is NULL or a live handle from `btchol_plan_create`, destroyed only once.
