@@ -196,6 +196,9 @@ fn run_mixed(case: &Case, settings: &RunSettings) -> Result<Measurement, Error> 
     if settings.mask_fraction.is_some() {
         return Err(Error::Unsupported("--mask-fraction with --precision mixed".into()));
     }
+    if settings.factor_solve {
+        return Err(Error::Unsupported("--factor-solve with --precision mixed (MixedPlan has no factor_solve)".into()));
+    }
     let mut plan = MixedPlan::new(dims, plan_options(case, settings), RefineOptions::default())?;
     let (d, e) = random_problem::<f64>(settings.seed, dims, Layout::RowMajor, 1.0);
     let matrix = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e)?;
