@@ -11,13 +11,13 @@
 #                                 the bundled libbtchol.so, and a short benchmark;
 #                                 prints one summary line. Bench CSVs and logs.tgz (every step's
 #                                 log) go to $OUT (or .bundle/out).
-#   scripts/gpu-check.sh run tests|tests1|tests2|checks
-#                                 only the tests (warm-up, test binaries, Python binding), or one
-#                                 of their two halves, or only the sanitizers and benchmarks. The
-#                                 whole takes ~4 min on the H200 (2026-11-29, commit 9bf47a1:
-#                                 tests 49 s, checks ~2.5 min), one device call. (It took ~17 min
-#                                 in three calls, tests1 / tests2 / checks, until the CUDA context
-#                                 was kept per process: every test plan created it again.)
+#   scripts/gpu-check.sh run tests|checks
+#                                 only the tests (warm-up, test binaries, Python binding), or only
+#                                 the sanitizers and benchmarks. The whole takes ~4 min on the H200
+#                                 (2026-11-29, commit 9bf47a1: tests 49 s, checks ~2.5 min), one
+#                                 device call. (It took ~17 min in three calls, the tests in two
+#                                 halves, until the CUDA context was kept per process: every test
+#                                 plan created it again.)
 #   GPU_CHECK_ONLY=REGEX          only the steps whose names match (an extended regex), e.g. to
 #                                 finish a run that a call's time limit cut short
 #
@@ -60,20 +60,12 @@ for l in sys.stdin:
     exit 0
 fi
 
-[ "$mode" = run ] || { echo "usage: $0 bundle|run [tests|tests1|tests2|checks]"; exit 2; }
+[ "$mode" = run ] || { echo "usage: $0 bundle|run [tests|checks]"; exit 2; }
 part=${2:-all}
 case $part in
     all|tests|checks) ;;
-    # The long GPU suites (gpu_solve twice, gpu_features, gpu_concurrent) and the quick host ones;
-    # then the rest.
-    # (Side by side they slow each other down: gpu_solve took 181 s in tests1, 517 s in one run of
-    # all; H100, 2026-11-26: tests1 184 s before gpu_concurrent joined it, tests2 493 s with it.)
-    tests1) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_solve|gpu_features$|gpu_concurrent|gpu_context|btchol|capi|cli|cpu_|masks$|refine_gradient$|regularize$|deterministic$)'} ;;
-    tests2) GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-'^test-(gpu_partitioned|gpu_features-seq|.*-cuda$)|^python'} ;;
-    *) echo "usage: $0 bundle|run [tests|tests1|tests2|checks]"; exit 2 ;;
+    *) echo "usage: $0 bundle|run [tests|checks]"; exit 2 ;;
 esac
-shown=$part
-[ "${part#tests}" != "$part" ] && part=tests  # (tests1, tests2: the tests' steps, filtered)
 [ -d .bundle ] || { echo "no .bundle: run '$0 bundle' first and carry .bundle"; exit 2; }
 [ -f .bundle/payload.txz ] && tar xJf .bundle/payload.txz -C .bundle
 out=${OUT:-.bundle/out}; mkdir -p "$out"
@@ -225,6 +217,6 @@ fi
 csvs=$(cd "$out" && ls bench-*.csv 2>/dev/null)
 [ -n "$csvs" ] && (cd "$out" && tar czf bench-csv.tgz $csvs && rm -f $csvs)
 echo
-label=$([ "$shown" = all ] || echo " ($shown)")
+label=$([ "$part" = all ] || echo " ($part)")
 echo "gpu-check$label on ${device:-no GPU}: $pass passed, $fail failed${failed:+ (${failed[*]})}"
 [ "$fail" -eq 0 ]
