@@ -40,7 +40,7 @@ fn gpu_partitioned_matches_reference_over_chunks_and_shapes() {
     if !gpu_or_skip("gpu_partitioned_matches_reference_over_chunks_and_shapes") {
         return;
     }
-    for chunk in [1, 2, 3, 7, 15] {
+    for chunk in [1, 2, 3, 5, 7, 15] {
         for nb in [1, 2, 3, 5, 16, 17, 64, 131] {
             for n in [1, 3, 8, 16, 31, 32, 33] {
                 check::<f64>(chunk, (nb, n, 1, 1), Layout::RowMajor);
@@ -54,6 +54,28 @@ fn gpu_partitioned_matches_reference_over_chunks_and_shapes() {
     {
         check::<f64>(chunk, (nb, n, batch, 2), Layout::RowMajor);
         check::<f32>(chunk, (nb, n, batch, 1), Layout::ColMajor);
+    }
+}
+
+/// The plan's own choice (`Partition::Auto`) on either side of each horizon where its chunk
+/// length changes (src/plan.rs `auto_chunk`): every one solves to the reference's accuracy.
+#[test]
+fn gpu_default_partition_matches_reference_at_the_rule_boundaries() {
+    if !gpu_or_skip("gpu_default_partition_matches_reference_at_the_rule_boundaries") {
+        return;
+    }
+    let auto = PlanOptions { partition: Partition::Auto, ..options(Backend::Cuda, 1) };
+    for (nb, n) in [(127, 8), (128, 8), (131, 5), (1023, 16), (1024, 16), (1031, 12), (1535, 32), (1536, 32)] {
+        for (batch, nrhs) in [(1, 1), (2, 3)] {
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let seed = seed_from(&[nb, n, batch, nrhs, 17]);
+            let g = solve_random::<f64>(seed, dims, nrhs, Layout::RowMajor, auto);
+            let be = g.backward_error();
+            assert!(be < tolerance::<f64>(n), "f64 N={nb} n={n} B={batch} m={nrhs}: {be:e}");
+            let g = solve_random::<f32>(seed, dims, nrhs, Layout::ColMajor, auto);
+            let be = g.backward_error();
+            assert!(be < tolerance::<f32>(n), "f32 N={nb} n={n} B={batch} m={nrhs}: {be:e}");
+        }
     }
 }
 
