@@ -19,13 +19,26 @@ fn options(backend: Backend, chunk: usize) -> PlanOptions {
     }
 }
 
+/// Solves a random problem with `opts` and checks its backward error against the reference.
+fn solve_accurately<T: Scalar>(seed: u64, dims: Dims, nrhs: usize, layout: Layout, opts: PlanOptions) -> Solved<T> {
+    let g = solve_random::<T>(seed, dims, nrhs, layout, opts);
+    let be = g.backward_error();
+    let (nb, n, batch) = (dims.n_blocks, dims.block_size, dims.batch);
+    let partition = opts.partition;
+    assert!(
+        be < tolerance::<T>(n),
+        "{:?} {partition:?} N={nb} n={n} B={batch} m={nrhs} max_nrhs={} seed={seed}: {be:e}",
+        T::DTYPE,
+        opts.max_nrhs
+    );
+    g
+}
+
 /// Backward error against the reference, and the CPU executor of the same schedule agrees.
 fn check<T: Scalar>(chunk: usize, (nb, n, batch, nrhs): (usize, usize, usize, usize), layout: Layout) {
     let dims = Dims::new(batch, nb, n).unwrap();
     let seed = seed_from(&[nb, n, batch, nrhs, chunk, layout as usize]);
-    let g = solve_random::<T>(seed, dims, nrhs, layout, options(Backend::Cuda, chunk));
-    let be = g.backward_error();
-    assert!(be < tolerance::<T>(n), "{:?} chunk={chunk} N={nb} n={n} B={batch} m={nrhs} seed={seed}: {be:e}", T::DTYPE);
+    let g = solve_accurately::<T>(seed, dims, nrhs, layout, options(Backend::Cuda, chunk));
     let c = solve_random::<T>(seed, dims, nrhs, layout, options(Backend::Cpu, chunk));
     let diff = relative_difference(&g.x, &c.x);
     assert!(
@@ -69,12 +82,8 @@ fn gpu_default_partition_matches_reference_at_the_rule_boundaries() {
         for (batch, nrhs) in [(1, 1), (2, 3)] {
             let dims = Dims::new(batch, nb, n).unwrap();
             let seed = seed_from(&[nb, n, batch, nrhs, 17]);
-            let g = solve_random::<f64>(seed, dims, nrhs, Layout::RowMajor, auto);
-            let be = g.backward_error();
-            assert!(be < tolerance::<f64>(n), "f64 N={nb} n={n} B={batch} m={nrhs}: {be:e}");
-            let g = solve_random::<f32>(seed, dims, nrhs, Layout::ColMajor, auto);
-            let be = g.backward_error();
-            assert!(be < tolerance::<f32>(n), "f32 N={nb} n={n} B={batch} m={nrhs}: {be:e}");
+            solve_accurately::<f64>(seed, dims, nrhs, Layout::RowMajor, auto);
+            solve_accurately::<f32>(seed, dims, nrhs, Layout::ColMajor, auto);
         }
     }
 }
@@ -89,9 +98,7 @@ fn gpu_partitioned_solves_more_right_hand_sides_than_the_chunk_kernels_stage() {
     for (nb, n, nrhs) in [(37, 32, 300), (20, 8, 1200)] {
         let dims = Dims::new(1, nb, n).unwrap();
         let opts = PlanOptions { max_nrhs: nrhs, ..options(Backend::Cuda, 7) };
-        let g = solve_random::<f64>(seed_from(&[nb, n, nrhs, 5]), dims, nrhs, Layout::RowMajor, opts);
-        let be = g.backward_error();
-        assert!(be < tolerance::<f64>(n), "N={nb} n={n} m={nrhs}: {be:e}");
+        solve_accurately::<f64>(seed_from(&[nb, n, nrhs, 5]), dims, nrhs, Layout::RowMajor, opts);
     }
 }
 
