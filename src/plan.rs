@@ -83,8 +83,8 @@ impl Partition {
             _ => (1536, 3),
         };
         match n_blocks {
-            0..2048 if n_blocks < short_from => 0,
-            0..2048 => short_chunk,
+            _ if n_blocks < short_from => 0,
+            ..2048 => short_chunk,
             2048..8192 => 7,
             8192..16384 => 15,
             _ if block_size <= 16 => 15,

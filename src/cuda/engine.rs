@@ -409,6 +409,13 @@ fn seq_pair_factor(batch: usize, sm_count: usize) -> bool {
 /// their throughput, not one chain's latency, bounds the sweep.
 const SEQ_PAIR_MAX_ITEMS_PER_SM: usize = 2;
 
+/// Whether a kernel asking for `dynamic` bytes of dynamic shared memory fits one CTA of `dev`,
+/// with 2 KB left for its static shared memory (~1.1 KB in the sequential and chunk kernels),
+/// which counts against the same opt-in limit.
+fn fits_a_cta(dynamic: usize, dev: &Device) -> bool {
+    dynamic + 2048 <= dev.smem_optin
+}
+
 /// Whether the sequential solve runs with helper warps that invert each D̂_i ahead of the sweep
 /// (`btchol_solve_seq_inv_small`, sm_90: mbarriers) rather than one warp per item: where the batch
 /// leaves few items per SM, so the sweep's substitution chains, not the SMs' throughput, bound it.
@@ -418,7 +425,7 @@ const SEQ_PAIR_MAX_ITEMS_PER_SM: usize = 2;
 fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
     dev.arch.0 >= 9
         && spec.ld * spec.dtype.size_bytes() >= 16
-        && spec.seq_inv_solve_smem_bytes() + 2048 <= dev.smem_optin  // (+ its ~1.1 KB static)
+        && fits_a_cta(spec.seq_inv_solve_smem_bytes(), dev)
         && match std::env::var("BTCHOL_SEQ_INV_SOLVE").as_deref() {
             Ok("0") => false,
             Ok("1") => true,
@@ -691,8 +698,7 @@ impl<T: Scalar> CudaEngine<T> {
             // that much (f64 n = 32: from about 200 right-hand sides a pass) the chunk levels run
             // as per-level launches instead, as under BTCHOL_CHUNK_KERNEL=0: slower, same numbers.
             let chunk_kernels = std::env::var("BTCHOL_CHUNK_KERNEL").as_deref() != Ok("0")
-                && spec.chunk_solve_smem_bytes(max_nrhs).max(spec.chunk_factor_smem_bytes()) + 2048  // (+ static)
-                    <= dev.smem_optin;
+                && fits_a_cta(spec.chunk_solve_smem_bytes(max_nrhs).max(spec.chunk_factor_smem_bytes()), &dev);
             let chunks = match chunk_table(&schedule) {
                 Some(t) if chunk_kernels => {
                     let factor = f("btchol_factor_chunks_small")?;
