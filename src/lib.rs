@@ -12,6 +12,7 @@
 //! * [`cuda`]: the CUDA backend (runtime, NVRTC JIT with a CUBIN cache, launch orchestration;
 //!   kernels in `kernels/`);
 //! * [`plan`]: the user-facing solver object;
+//! * [`host_buffer`]: page-locked host memory for fast GPU uploads;
 //! * [`reference`]: independent dense f64 reference code for tests and benchmarks.
 
 pub mod capi;
@@ -19,6 +20,8 @@ pub mod cpu;
 pub mod cuda;
 pub mod dense;
 pub mod error;
+pub mod host_buffer;
+mod host_parallel;
 pub mod model;
 pub mod plan;
 pub mod reference;
@@ -26,6 +29,7 @@ pub mod scalar;
 pub mod schedule;
 
 pub use error::{Error, Operand, Result};
+pub use host_buffer::HostBuffer;
 pub use model::{BlockTridiagRef, Dims, Layout, RhsMut, RhsRef, RhsShape};
 pub use plan::{Algorithm, Backend, ItemStatus, MixedPlan, Partition, Plan, PlanOptions, RefineOptions, RefineReport};
 pub use scalar::{DType, Scalar};

@@ -124,6 +124,42 @@ fn non_finite_input_is_rejected_with_its_position() {
     }
 }
 
+/// Right-hand sides of more than a megabyte are checked over several threads (src/host_parallel.rs):
+/// the error still names the first non-finite element in (item, column, row) order, whichever
+/// thread finds it, and nothing is written.
+#[test]
+fn non_finite_right_hand_sides_of_megabytes_are_reported_at_their_first_position() {
+    let dims = Dims::new(3, 1500, 16).unwrap();
+    let (d, e) = random_problem::<f64>(5, dims, Layout::RowMajor, 1.0);
+    let mut p = plan::<f64>(dims, Algorithm::Auto, 1);
+    p.upload(&BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap()).unwrap();
+    p.factor().unwrap();
+    let rows = dims.rows();
+    for layout in [Layout::RowMajor, Layout::ColMajor] {
+        let shape = RhsShape::dense(dims, 3, layout);
+        let at = |b: usize, r: usize, c: usize| shape.offset(b, r, c);
+        // (item, row, column) of the NaNs, and the one reported.
+        for (bad, first) in [
+            (vec![(2, 20000, 1), (2, 23000, 0)], (2, 23000, 0)),
+            (vec![(2, rows - 1, 2)], (2, rows - 1, 2)),
+            (vec![(0, 5, 2), (1, 0, 0)], (0, 5, 2)),
+            (vec![(1, 17, 1), (1, 16, 1), (2, 0, 0)], (1, 16, 1)),
+        ] {
+            let mut b = vec![1.0; shape.required_len(dims).unwrap()];
+            for &(i, r, c) in &bad {
+                b[at(i, r, c)] = f64::NAN;
+            }
+            let before = b.clone();
+            let err = p.solve(&mut RhsMut::new(dims, shape, &mut b).unwrap()).unwrap_err();
+            let (i, r, c) = first;
+            let want =
+                Error::NonFinite { operand: Operand::RightHandSide, item: i, block: r / 16, row: r % 16, col: c };
+            assert_eq!(err, want, "{layout:?} {bad:?}");
+            assert!(b.iter().zip(&before).all(|(p, q)| p.to_bits() == q.to_bits()));
+        }
+    }
+}
+
 #[test]
 fn zero_and_absurd_sizes_are_rejected() {
     assert!(matches!(Dims::new(0, 4, 4), Err(Error::InvalidDimension(_))));

@@ -14,12 +14,14 @@ use cudarc::nvrtc::Ptx;
 use super::chunks::{chunk_table, ChunkPath};
 use super::cluster::{ClusterLaunch, ClusterSolve};
 use super::factor_cluster::FactorCluster;
+use super::host_stager::{HostStager, Segment};
 use super::jit::{
     self, KernelSpec, CHUNK_FACTOR_THREADS, CHUNK_THREADS, GEMM_TILE_THREADS, INV_THREADS, MAX_CUDA_BLOCK_SIZE,
     SEQ_INV_THREADS, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
+use crate::host_parallel::{column_runs, shares, Disjoint};
 use crate::model::{Dims, Layout, RhsShape};
 use crate::plan::ItemStatus;
 use crate::scalar::{DType, Scalar};
@@ -587,6 +589,11 @@ pub struct CudaEngine<T: Scalar> {
     /// One-pass device solves of a single system may take the fused cluster solve
     /// (`fused_cluster_solve`).
     fused_solve: bool,
+    /// The largest host right-hand side (bytes, all columns) that the fused cluster solve reads
+    /// and writes in mapped page-locked memory (`staged_solve`); larger ones are copied.
+    staged_max_bytes: usize,
+    /// Uploads from pageable memory over several threads (`host_stager`).
+    stager: HostStager,
 }
 
 impl<T: Scalar> CudaEngine<T> {
@@ -780,6 +787,7 @@ impl<T: Scalar> CudaEngine<T> {
         let early_launch = dev.arch.0 >= 9 && driver >= 12030 && std::env::var("BTCHOL_PDL").as_deref() != Ok("0");
         let reports = PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host status reports")?;
         let host_rhs = PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?;
+        let stager = HostStager::new(&dev, (dims.diag_len() + dims.sub_len()) * std::mem::size_of::<T>())?;
         Ok(CudaEngine {
             host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
             reports_mapped: reports.device_ptr()?,
@@ -806,6 +814,11 @@ impl<T: Scalar> CudaEngine<T> {
             early_launch,
             narrow_carveout: narrow_carveout(driver),
             fused_solve: std::env::var("BTCHOL_FUSED_SOLVE").as_deref() != Ok("0"),
+            staged_max_bytes: std::env::var("BTCHOL_STAGED_SOLVE_MAX_BYTES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(usize::MAX),
+            stager,
             stream,
             spec,
             _module: module,
@@ -944,15 +957,13 @@ impl<T: Scalar> CudaEngine<T> {
     pub fn upload_host(&mut self, layout: Layout, diag: &[T], sub: &[T], mask: Option<&[bool]>) -> Result<()> {
         self.dev.bind()?;
         let (dl, sl) = (self.dims.diag_len(), self.dims.sub_len());
-        unsafe {
-            result::memcpy_htod_async(self.staging.ptr, &diag[..dl], self.stream.raw)
-                .map_err(|e| cuda_err("copying D", e))?;
-            if sl > 0 {
-                let e_ptr = self.staging.ptr + (dl * std::mem::size_of::<T>()) as u64;
-                result::memcpy_htod_async(e_ptr, &sub[..sl], self.stream.raw).map_err(|e| cuda_err("copying E", e))?;
-            }
-        }
         let e_ptr = self.staging.ptr + (dl * std::mem::size_of::<T>()) as u64;
+        let size = std::mem::size_of::<T>();
+        let segments = [
+            Segment { src: diag.as_ptr() as *const u8, len: dl * size, dst: self.staging.ptr },
+            Segment { src: sub.as_ptr() as *const u8, len: sl * size, dst: e_ptr },
+        ];
+        self.stager.copy_to_device(&self.dev, self.stream.raw, &segments)?;
         unsafe { self.upload_device(layout, SourceFormat::Native, self.staging.ptr, e_ptr, mask) }
     }
 
@@ -1435,7 +1446,10 @@ impl<T: Scalar> CudaEngine<T> {
     /// `max_nrhs` columns, no mask): the kernel reads them from and writes them into the mapped
     /// page-locked staging buffer itself, so the solve has no copy before or after it.
     fn staged_solve(&self, nrhs: usize) -> bool {
-        nrhs <= self.max_nrhs && self.fused_cluster_solve(nrhs, SourceFormat::Native).is_some()
+        let bytes = self.dims.rows() * nrhs * std::mem::size_of::<T>();
+        nrhs <= self.max_nrhs
+            && bytes <= self.staged_max_bytes
+            && self.fused_cluster_solve(nrhs, SourceFormat::Native).is_some()
     }
 
     /// Queues the fused cluster solve of `m` packed right-hand sides in the staging buffer.
@@ -1535,17 +1549,27 @@ impl<T: Scalar> CudaEngine<T> {
     }
 
     /// Packs columns c0..c0+m of host right-hand sides into the staging buffer (the items `mask`
-    /// selects, or all).
+    /// selects, or all), over several threads when they are large (`host_parallel`).
     fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize, mask: Option<&[bool]>) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
-        let per_item = rows * m;
-        for b in (0..self.dims.batch).filter(|&b| mask.map_or(true, |mk| mk[b])) {
-            for c in 0..m {
-                for r in 0..rows {
-                    self.host_rhs[b * per_item + c * rows + r] = data[b * shape.item_stride + r * rs + (c0 + c) * cs];
+        let staging = Disjoint(self.host_rhs.as_mut_ptr());
+        shares(self.dims.batch * m * rows, std::mem::size_of::<T>(), |range| -> Option<()> {
+            column_runs(range, rows, m, |b, c, rr| {
+                if mask.is_some_and(|mk| !mk[b]) {
+                    return;
                 }
-            }
-        }
+                let (at, len) = (b * shape.item_stride + (c0 + c) * cs + rr.start * rs, rr.len());
+                // SAFETY: each (item, column, row) has its own packed element; the shares are disjoint.
+                let dst =
+                    unsafe { std::slice::from_raw_parts_mut(staging.ptr().add((b * m + c) * rows + rr.start), len) };
+                if rs == 1 {
+                    dst.copy_from_slice(&data[at..at + len]);
+                } else {
+                    dst.iter_mut().enumerate().for_each(|(r, d)| *d = data[at + r * rs]);
+                }
+            });
+            None
+        });
     }
 
     /// Unpacks the staging buffer into host right-hand sides, for factored (and selected) items.
@@ -1558,16 +1582,30 @@ impl<T: Scalar> CudaEngine<T> {
         m: usize,
         mask: Option<&[bool]>,
     ) {
-        let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
-        let per_item = rows * m;
         let wanted = |b: usize| status[b] == ItemStatus::Factored && mask.map_or(true, |mk| mk[b]);
-        for b in (0..self.dims.batch).filter(|&b| wanted(b)) {
-            for c in 0..m {
-                for r in 0..rows {
-                    data[b * shape.item_stride + r * rs + (c0 + c) * cs] = self.host_rhs[b * per_item + c * rows + r];
+        let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
+        let (out, out_len, staged) = (Disjoint(data.as_mut_ptr()), data.len(), &self.host_rhs[..]);
+        shares(self.dims.batch * m * rows, std::mem::size_of::<T>(), |range| -> Option<()> {
+            column_runs(range, rows, m, |b, c, rr| {
+                if !wanted(b) {
+                    return;
                 }
-            }
-        }
+                let len = rr.len();
+                let src = &staged[(b * m + c) * rows + rr.start..][..len];
+                let at = b * shape.item_stride + (c0 + c) * cs + rr.start * rs;
+                assert!(at + (len - 1) * rs < out_len, "right-hand side checked against its shape");
+                // SAFETY: in bounds (above); distinct (item, row, column) have distinct offsets
+                // (RhsShape::required_len rejects overlapping items), so the shares are disjoint.
+                unsafe {
+                    if rs == 1 {
+                        std::ptr::copy_nonoverlapping(src.as_ptr(), out.ptr().add(at), len);
+                    } else {
+                        src.iter().enumerate().for_each(|(r, &v)| *out.ptr().add(at + r * rs) = v);
+                    }
+                }
+            });
+            None
+        });
     }
 
     /// Element strides (rs, cs) of a right-hand-side shape.

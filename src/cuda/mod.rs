@@ -21,6 +21,7 @@ mod chunks;
 mod cluster;
 pub mod engine;
 mod factor_cluster;
+mod host_stager;
 pub mod jit;
 pub mod refine;
 pub mod runtime;

@@ -251,7 +251,8 @@ impl<T: Copy> PinnedBuffer<T> {
     pub fn filled(dev: &Device, len: usize, value: T, what: &str) -> Result<Self> {
         dev.bind()?;
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::OutOfMemory(what.into()))?.max(1);
-        let raw = unsafe { result::malloc_host(bytes, 0) }.map_err(|e| match e.0 {
+        // Portable: page-locked for every context of the process (the caller's own, too).
+        let raw = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }.map_err(|e| match e.0 {
             sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 Error::OutOfMemory(format!("{what}: {bytes} bytes of page-locked host memory"))
             }

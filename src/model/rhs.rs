@@ -1,5 +1,6 @@
 use super::{Dims, Layout};
 use crate::error::{Error, Operand, Result};
+use crate::host_parallel::{column_runs, shares};
 use crate::scalar::Scalar;
 
 /// Strides of a batch of (N·n)×m right-hand-side matrices.
@@ -85,23 +86,35 @@ pub struct RhsRef<'a, T> {
     pub(crate) data: &'a [T],
 }
 
-fn check_finite<T: Scalar>(shape: &RhsShape, dims: Dims, data: &[T], items: impl Iterator<Item = usize>) -> Result<()> {
-    for b in items {
-        for c in 0..shape.nrhs {
-            for r in 0..dims.rows() {
-                if !data[shape.offset(b, r, c)].is_finite() {
-                    return Err(Error::NonFinite {
-                        operand: Operand::RightHandSide,
-                        item: b,
-                        block: r / dims.block_size,
-                        row: r % dims.block_size,
-                        col: c,
-                    });
-                }
+/// The first non-finite element in (item, column, row) order of the `count` items `item_of(k)`.
+fn check_finite<T: Scalar>(
+    shape: &RhsShape,
+    dims: Dims,
+    data: &[T],
+    count: usize,
+    item_of: impl Fn(usize) -> usize + Sync,
+) -> Result<()> {
+    let (rows, m) = (dims.rows(), shape.nrhs);
+    let first = shares(count * m * rows, std::mem::size_of::<T>(), |range| {
+        let mut found = None;
+        column_runs(range, rows, m, |k, c, rr| {
+            if found.is_none() {
+                let b = item_of(k);
+                found = rr.into_iter().find(|&r| !data[shape.offset(b, r, c)].is_finite()).map(|r| (b, r, c));
             }
-        }
+        });
+        found
+    });
+    match first {
+        Some((b, r, c)) => Err(Error::NonFinite {
+            operand: Operand::RightHandSide,
+            item: b,
+            block: r / dims.block_size,
+            row: r % dims.block_size,
+            col: c,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl<'a, T: Scalar> RhsMut<'a, T> {
@@ -127,11 +140,11 @@ impl<'a, T: Scalar> RhsMut<'a, T> {
         RhsRef { shape: self.shape, data: self.data }
     }
     pub(crate) fn check_finite(&self, dims: Dims) -> Result<()> {
-        check_finite(&self.shape, dims, self.data, 0..dims.batch)
+        check_finite(&self.shape, dims, self.data, dims.batch, |k| k)
     }
     /// [`Self::check_finite`] for the listed items only.
     pub(crate) fn check_finite_items(&self, dims: Dims, items: &[usize]) -> Result<()> {
-        check_finite(&self.shape, dims, self.data, items.iter().copied())
+        check_finite(&self.shape, dims, self.data, items.len(), |k| items[k])
     }
 }
 
@@ -150,7 +163,7 @@ impl<'a, T: Scalar> RhsRef<'a, T> {
         self.shape
     }
     pub(crate) fn check_finite(&self, dims: Dims) -> Result<()> {
-        check_finite(&self.shape, dims, self.data, 0..dims.batch)
+        check_finite(&self.shape, dims, self.data, dims.batch, |k| k)
     }
     #[inline(always)]
     pub fn get(&self, item: usize, row: usize, col: usize) -> T {

@@ -31,6 +31,10 @@ Beyond factor and solve:
 * 16-bit inputs: ``Plan.upload`` and ``Plan.solve`` accept ``np.float16`` arrays (IEEE binary16),
   and, with ``half_format="bf16"``, ``uint16``/``int16`` arrays holding bfloat16 bits; they are
   widened exactly to the plan's dtype.
+* ``host_array(shape, dtype)``: a zeroed NumPy array in page-locked memory where a GPU is
+  present (ordinary memory elsewhere), from which a GPU plan's ``upload`` copies at the bus's
+  rate (measured on an H200: 51-54 GB/s, against 7-12 GB/s from an ordinary NumPy array).
+  Allocate it once and fill it in place for each new matrix.
 * ``MixedPlan``: float64 problems factored in float32 and solved to float64 accuracy by
   iterative refinement (falling back to a float64 factor when refinement does not converge);
   ``last_report`` (a ``RefineReport``) says how each solve went.
@@ -77,6 +81,8 @@ __all__ = [
     "version",
     "version_number",
     "cuda_available",
+    "host_array",
+    "host_array_is_page_locked",
     "status_string",
     "library_path",
     "BTCholError",
@@ -140,6 +146,49 @@ def version_number() -> int:
 def cuda_available() -> bool:
     """True when the NVIDIA driver loads and reports a device (CUDA plans can be created)."""
     return bool(_capi.cuda_available())
+
+
+class _HostAllocation:
+    """Memory from btchol_host_alloc, freed when the last array that views it is gone."""
+
+    def __init__(self, nbytes):
+        ptr, locked = ctypes.c_void_p(), ctypes.c_int32(0)
+        _check(_capi.host_alloc(nbytes, ctypes.byref(ptr), ctypes.byref(locked)), "btchol_host_alloc")
+        self.ptr, self.page_locked = ptr.value, bool(locked.value)
+
+    def __del__(self):
+        if getattr(self, "ptr", None) and _capi is not None:
+            _capi.host_free(self.ptr)
+            self.ptr = None
+
+
+def host_array(shape, dtype=np.float64, order: str = "C") -> np.ndarray:
+    """A zeroed array of ``shape`` and ``dtype`` in memory from ``btchol_host_alloc``: page-locked
+    where a GPU is present, so that ``Plan.upload`` (and ``factor_solve``'s blocks) copy from it
+    at the bus's rate instead of through the driver's staging of ordinary memory (H200: 51-54
+    against 7-12 GB/s; B=1024, N=32, n=16 factor_solve 5.2 instead of 20.8 ms). Ordinary memory
+    where no GPU is (``host_array_is_page_locked`` tells). The memory is freed when the array and
+    every view of it are gone. Page-locked memory cannot be paged out: allocate the arrays a
+    solve loop reuses once and fill them in place (``D[...] = new_blocks``)."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+    count = int(np.prod(shape, dtype=np.int64))
+    owner = _HostAllocation(max(1, count * dtype.itemsize))
+    buf = (ctypes.c_byte * max(1, count * dtype.itemsize)).from_address(owner.ptr)
+    buf._btchol_owner = owner  # the array's base is buf, buf keeps the allocation
+    return np.frombuffer(buf, dtype=dtype, count=count).reshape(shape, order=order)
+
+
+def host_array_is_page_locked(a: np.ndarray) -> bool:
+    """Whether ``a`` (or the array it views) came from ``host_array`` with page-locked memory."""
+    base = a
+    while base is not None and not hasattr(base, "_btchol_owner"):
+        base = getattr(base, "base", None)
+    return base is not None and base._btchol_owner.page_locked
 
 
 def status_string(status: int) -> str:

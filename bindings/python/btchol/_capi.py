@@ -135,6 +135,8 @@ _i64_p = POINTER(c_int64)
 status_string = _declare("btchol_status_string", c_char_p, c_int32)
 last_error_message = _declare("btchol_last_error_message", c_char_p)
 plan_options_init = _declare("btchol_plan_options_init", c_int32, POINTER(Options))
+host_alloc = _declare("btchol_host_alloc", c_int32, c_int64, POINTER(c_void_p), POINTER(c_int32))
+host_free = _declare("btchol_host_free", c_int32, c_void_p)
 plan_create = _declare(
     "btchol_plan_create", c_int32, c_int64, c_int64, c_int64, c_int32, POINTER(Options), POINTER(c_void_p)
 )

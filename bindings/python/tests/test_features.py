@@ -595,3 +595,32 @@ def test_gradient_half_and_mixed_on_cuda_match_cpu():
         out[backend] = (x, *grads, xh, xm)
     for c, g in zip(out["cpu"], out["cuda"]):
         np.testing.assert_allclose(g, c, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_host_array_is_zeroed_and_page_locked_where_a_gpu_is(dtype, order):
+    a = btchol.host_array((3, 5, 7), dtype, order=order)
+    assert a.shape == (3, 5, 7) and a.dtype == dtype and a.flags[f"{order}_CONTIGUOUS"] and a.flags.writeable
+    assert not a.any()
+    assert btchol.host_array_is_page_locked(a) == btchol.cuda_available()
+    assert btchol.host_array_is_page_locked(a[1:]) == btchol.cuda_available()  # views too
+    assert not btchol.host_array_is_page_locked(np.zeros(3))
+    a[...] = 1.5
+    assert a.sum() == 1.5 * a.size
+    assert btchol.host_array(0).shape == (0,)
+    with pytest.raises(ValueError):
+        btchol.host_array((2, -1))
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+@pytest.mark.parametrize("B,N,n", [(1, 1, 1), (1, 37, 8), (3, 5, 13)])
+def test_uploads_from_host_arrays_give_the_bits_of_numpy_arrays(backend, B, N, n):
+    D, E, b = make_problem(B, N, n, 2, seed=B * 100 + N * 10 + n)
+    hD, hE = btchol.host_array(D.shape), btchol.host_array(E.shape)
+    hD[...], hE[...] = D, E
+    with btchol.Plan(B, N, n, backend=backend) as p:
+        x_numpy = p.factor_solve(D, E, b.copy())
+        x_host = p.factor_solve(hD, hE, b.copy())
+    np.testing.assert_array_equal(x_numpy, x_host)
+    check_solution(D, E, b, x_host, np.float64)

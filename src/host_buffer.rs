@@ -1,0 +1,86 @@
+//! Host memory for the data a GPU plan copies: page-locked where a GPU is present, ordinary
+//! elsewhere, so the same code runs on both.
+//!
+//! Why: the CUDA driver copies ordinary (pageable) memory through its own small page-locked
+//! buffers, one CPU copy after another, and a GPU plan's upload runs at that rate, far below
+//! the bus's. Measured on an H200 (PCIe 5, `bench/results/experiments/host-memory-upload.py`):
+//! 7–12 GB/s from NumPy arrays, 51–54 GB/s from page-locked ones, so f64 n = 32, N = 1024
+//! upload + factor + solve took 1.78 ms from ordinary memory and 0.70 ms from page-locked;
+//! B = 1024, N = 32, n = 16: 20.8 and 5.2 ms. Pinning the caller's memory on each call
+//! (cuMemHostRegister) costs about as much as the slow copy, hence a buffer the caller keeps.
+
+use std::ops::{Deref, DerefMut};
+
+use crate::cuda::runtime::{Device, PinnedBuffer};
+use crate::error::{Error, Result};
+
+/// A zero-initialised host array of `len` elements of `T`: page-locked (pinned) memory of the
+/// GPU's context where a GPU plan could be created, ordinary memory otherwise
+/// ([`HostBuffer::is_page_locked`] says which). Dereferences to a slice; pass it wherever btchol
+/// takes host data (e.g. [`crate::BlockTridiagRef`]'s blocks), fill it in place each time.
+///
+/// Page-locked memory is a scarce system resource (the operating system cannot page it out):
+/// allocate the buffers a solve loop reuses once, not per call. The first page-locked buffer of
+/// the process opens the GPU's context (as creating a GPU plan would; about 0.1–0.2 s).
+pub struct HostBuffer<T: Copy + Default + Send> {
+    memory: Memory<T>,
+}
+
+enum Memory<T: Copy + Send> {
+    PageLocked(PinnedBuffer<T>),
+    Ordinary(Vec<T>),
+}
+
+impl<T: Copy + Default + Send> HostBuffer<T> {
+    /// `len` zeroed elements (`T::default()`), page-locked if the CUDA driver and a GPU are
+    /// present. Errors: [`Error::OutOfMemory`] when the memory cannot be had (page-locked memory
+    /// is not silently replaced by ordinary memory: the caller asked for fast copies);
+    /// [`Error::InvalidDimension`] when the byte size overflows.
+    pub fn zeroed(len: usize) -> Result<Self> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| Error::InvalidDimension(format!("a host buffer of {len} elements overflows")))?;
+        let memory = match Device::open() {
+            Ok(dev) => Memory::PageLocked(PinnedBuffer::filled(&dev, len, T::default(), "a page-locked host buffer")?),
+            Err(Error::BackendUnavailable(_)) => {
+                let mut v = Vec::new();
+                v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory(format!("a host buffer of {bytes} bytes")))?;
+                v.resize(len, T::default());
+                Memory::Ordinary(v)
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(HostBuffer { memory })
+    }
+
+    /// Whether the memory is page-locked (GPU copies from and to it run at the bus's rate).
+    pub fn is_page_locked(&self) -> bool {
+        matches!(self.memory, Memory::PageLocked(_))
+    }
+}
+
+impl<T: Copy + Default + Send> Deref for HostBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match &self.memory {
+            Memory::PageLocked(p) => p,
+            Memory::Ordinary(v) => v,
+        }
+    }
+}
+
+impl<T: Copy + Default + Send> DerefMut for HostBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match &mut self.memory {
+            Memory::PageLocked(p) => p,
+            Memory::Ordinary(v) => v,
+        }
+    }
+}
+
+impl<T: Copy + Default + Send + std::fmt::Debug> std::fmt::Debug for HostBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuffer").field("len", &self.len()).field("page_locked", &self.is_page_locked()).finish()
+    }
+}
