@@ -797,6 +797,34 @@ static void test_learning_features(const double *d, const double *e, const doubl
     btchol_plan_destroy(p);
 }
 
+/* Page-locked host memory (ordinary memory where no GPU is): a plan fed from it solves like one
+ * fed from any array; only btchol_host_alloc's own pointers are freed. */
+static void test_host_memory(const double *d, const double *e, const double *b) {
+    void *pd = NULL, *pe = NULL, *other = malloc(64);
+    int32_t locked = -1;
+    EXPECT(btchol_host_alloc(DLEN * sizeof(double), &pd, &locked), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_host_alloc(ELEN * sizeof(double), &pe, NULL), BTCHOL_STATUS_SUCCESS, NULL);
+    CHECK(pd != NULL && pe != NULL && ((uintptr_t)pd % 64) == 0 && locked == btchol_cuda_available());
+    CHECK(((const double *)pd)[DLEN - 1] == 0.0);
+    memcpy(pd, d, DLEN * sizeof(double));
+    memcpy(pe, e, ELEN * sizeof(double));
+    btchol_plan *p = create_plan(BTCHOL_DTYPE_F64, BTCHOL_ALGORITHM_SEQUENTIAL, BTCHOL_LAYOUT_ROW_MAJOR);
+    good_cycle(p, (const double *)pd, (const double *)pe, b);
+    btchol_plan_destroy(p);
+    void *untouched = pd;
+    EXPECT(btchol_host_alloc(0, &untouched, NULL), BTCHOL_STATUS_INVALID_DIMENSION, "at least 1");
+    CHECK(untouched == pd);
+    EXPECT(btchol_host_alloc(-1, &untouched, NULL), BTCHOL_STATUS_INVALID_DIMENSION, "negative");
+    EXPECT(btchol_host_alloc(8, NULL, NULL), BTCHOL_STATUS_NULL_POINTER, "out");
+    EXPECT(btchol_host_free(other), BTCHOL_STATUS_INVALID_ARGUMENT, "not memory from btchol_host_alloc");
+    EXPECT(btchol_host_free((char *)pd + 8), BTCHOL_STATUS_INVALID_ARGUMENT, "not memory from btchol_host_alloc");
+    EXPECT(btchol_host_free(pd), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_host_free(pd), BTCHOL_STATUS_INVALID_ARGUMENT, "freed already");
+    EXPECT(btchol_host_free(pe), BTCHOL_STATUS_SUCCESS, NULL);
+    EXPECT(btchol_host_free(NULL), BTCHOL_STATUS_SUCCESS, NULL);
+    free(other);
+}
+
 int main(void) {
     static double d[DLEN], e[ELEN], b[B * ROWS];
     unsigned long long seed = 7;
@@ -820,6 +848,7 @@ int main(void) {
     test_masks(d, e, b);
     test_partition(d, e, b);
     test_learning_features(d, e, b);
+    test_host_memory(d, e, b);
 
     printf("test_capi: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

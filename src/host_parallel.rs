@@ -39,7 +39,7 @@ impl<T> Disjoint<T> {
 }
 
 /// Runs `work` over `0..count` elements of `elem_bytes` each, split into contiguous shares on
-/// scoped threads (the caller's thread takes the first); returns the first `Some` in share
+/// rayon's global pool (the caller's thread takes the first); returns the first `Some` in share
 /// order. One share (small inputs) runs inline and allocates nothing.
 pub(crate) fn shares<R: Send>(
     count: usize,
@@ -53,15 +53,18 @@ pub(crate) fn shares<R: Send>(
         return work(0..count);
     }
     let bound = |k: usize| count * k / n;
-    std::thread::scope(|scope| {
+    // On rayon's global pool: its threads are started once per process (starting threads per
+    // call cost more than the pass saved on the H200 machine's virtual CPUs).
+    let mut results: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    rayon::in_place_scope(|scope| {
+        let (first, rest) = results.split_at_mut(1);
         let work = &work;
-        let others: Vec<_> = (1..n).map(|k| scope.spawn(move || work(bound(k)..bound(k + 1)))).collect();
-        let first = work(0..bound(1));
-        // (Every share is joined before the result is chosen, found or not.)
-        let rest: Vec<Option<R>> =
-            others.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect();
-        first.or_else(|| rest.into_iter().flatten().next())
-    })
+        for (k, slot) in rest.iter_mut().enumerate() {
+            scope.spawn(move |_| *slot = work(bound(k + 1)..bound(k + 2)));
+        }
+        first[0] = work(bound(0)..bound(1));
+    });
+    results.into_iter().flatten().next()
 }
 
 /// Calls `f(k, c, rows)` for the runs of `range` in the index space of `items × m columns ×

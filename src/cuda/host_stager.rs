@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use cudarc::driver::{result, sys};
 
 use super::runtime::{cuda_err, Device, PinnedBuffer};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::host_parallel::host_threads;
 
 /// One worker's slot: the page-locked bytes and the event that marks its last DMA done.
@@ -81,20 +81,15 @@ impl HostStager {
         let job = Job { dev, stream, segments };
         let shares: Vec<(usize, usize)> =
             (0..workers).map(|w| (total * w / workers, total * (w + 1) / workers)).collect();
-        let (mine, theirs) = self.slots[..workers].split_at_mut(1);
-        let results: Vec<Result<()>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = theirs
-                .iter_mut()
-                .zip(&shares[1..])
-                .map(|(slots, &share)| scope.spawn(move || run_worker(job, slots, share)))
-                .collect();
-            let mut results = vec![run_worker(job, &mut mine[0], shares[0])];
-            results.extend(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(Error::Cuda("an upload worker thread panicked".into())))),
-            );
-            results
+        // On rayon's global pool, as the host passes (src/host_parallel.rs): no thread start-up.
+        let mut results: Vec<Result<()>> = (0..workers).map(|_| Ok(())).collect();
+        rayon::in_place_scope(|scope| {
+            let (mine, theirs) = self.slots[..workers].split_at_mut(1);
+            let (first, rest) = results.split_at_mut(1);
+            for ((slots, &share), result) in theirs.iter_mut().zip(&shares[1..]).zip(rest.iter_mut()) {
+                scope.spawn(move |_| *result = run_worker(job, slots, share));
+            }
+            first[0] = run_worker(job, &mut mine[0], shares[0]);
         });
         let outcome: Result<()> = results.into_iter().collect();
         if outcome.is_err() {
@@ -161,9 +156,13 @@ fn direct(stream: sys::CUstream, segments: &[Segment]) -> Result<()> {
     Ok(())
 }
 
-/// Whether CUDA knows `ptr` as page-locked host memory (cuMemHostAlloc'd or registered).
+/// Whether CUDA knows `ptr` as page-locked host memory (cuMemHostAlloc'd or registered). Asked
+/// with cuPointerGetAttributes, which answers "no type" for ordinary memory instead of failing
+/// (cuMemHostGetFlags fails there, an API error compute-sanitizer reports).
 fn page_locked(ptr: *const u8) -> bool {
-    let mut flags = 0u32;
-    let status = unsafe { sys::cuMemHostGetFlags(&mut flags, ptr as *mut c_void) };
-    status == sys::CUresult::CUDA_SUCCESS
+    let mut memory_type: u32 = 0;
+    let mut attribute = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    let mut data = [&mut memory_type as *mut u32 as *mut c_void];
+    let status = unsafe { sys::cuPointerGetAttributes(1, &mut attribute, data.as_mut_ptr(), ptr as sys::CUdeviceptr) };
+    status == sys::CUresult::CUDA_SUCCESS && memory_type == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
 }
