@@ -29,6 +29,37 @@ fn gpu_present(test: &str) -> bool {
     gpu
 }
 
+/// A drawn problem (row-major), with its blocks also copied into `HostBuffer`s.
+struct TwoCopies {
+    dims: Dims,
+    d: Vec<f64>,
+    e: Vec<f64>,
+    b: Vec<f64>,
+    hd: HostBuffer<f64>,
+    he: HostBuffer<f64>,
+}
+
+fn two_copies(dims: Dims, salt: usize) -> TwoCopies {
+    let seed = seed_from(&[dims.batch, dims.n_blocks, dims.block_size, salt]);
+    let (d, e) = random_problem::<f64>(seed, dims, Layout::RowMajor, 1.0);
+    let b = random_vec::<f64>(seed ^ 0xB, dims.batch * dims.rows());
+    let (mut hd, mut he) = (HostBuffer::<f64>::zeroed(d.len()).unwrap(), HostBuffer::<f64>::zeroed(e.len()).unwrap());
+    hd.copy_from_slice(&d);
+    he.copy_from_slice(&e);
+    TwoCopies { dims, d, e, b, hd, he }
+}
+
+/// `plan.factor_solve` of the blocks `(d, e)` and the problem's b: the solution, after checking
+/// its backward error against the reference.
+fn factor_solve_checked(plan: &mut Plan<f64>, p: &TwoCopies, d: &[f64], e: &[f64]) -> Vec<f64> {
+    let m = BlockTridiagRef::new(p.dims, Layout::RowMajor, d, e).unwrap();
+    let mut x = p.b.clone();
+    plan.factor_solve(&m, &mut RhsMut::dense(p.dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
+    let be = backward_error_of(&m, RhsShape::dense(p.dims, 1, Layout::RowMajor), &x, &p.b, &[]);
+    assert!(be < tolerance::<f64>(p.dims.block_size), "{:?}: backward error {be:e}", p.dims);
+    x
+}
+
 #[test]
 fn host_buffers_are_zeroed_and_page_locked_exactly_where_a_gpu_is() {
     let gpu = gpu_present("host_buffers_are_zeroed_and_page_locked_exactly_where_a_gpu_is");
@@ -58,26 +89,12 @@ fn plans_fed_from_host_buffers_solve_to_the_bits_of_plans_fed_from_vecs() {
         (3, 5, 13, Algorithm::Auto),
         (16, 11, 16, Algorithm::Sequential),
     ] {
-        let dims = Dims::new(batch, nb, n).unwrap();
-        let seed = seed_from(&[batch, nb, n, 77]);
-        let (d, e) = random_problem::<f64>(seed, dims, Layout::RowMajor, 1.0);
-        let b = random_vec::<f64>(seed ^ 0xB, dims.batch * dims.rows());
-        let (mut hd, mut he) =
-            (HostBuffer::<f64>::zeroed(d.len()).unwrap(), HostBuffer::<f64>::zeroed(e.len()).unwrap());
-        hd.copy_from_slice(&d);
-        he.copy_from_slice(&e);
-        let mut solutions = Vec::new();
-        for (dd, ee) in [(&d[..], &e[..]), (&hd[..], &he[..])] {
-            let mut plan =
-                Plan::<f64>::new(dims, PlanOptions { backend, algorithm: alg, ..Default::default() }).unwrap();
-            let m = BlockTridiagRef::new(dims, Layout::RowMajor, dd, ee).unwrap();
-            let mut x = b.clone();
-            plan.factor_solve(&m, &mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
-            let shape = RhsShape::dense(dims, 1, Layout::RowMajor);
-            let be = backward_error_of(&m, shape, &x, &b, &[]);
-            assert!(be < tolerance::<f64>(n), "B={batch} N={nb} n={n}: backward error {be:e}");
-            solutions.push(x);
-        }
+        let p = two_copies(Dims::new(batch, nb, n).unwrap(), 77);
+        let options = PlanOptions { backend, algorithm: alg, ..Default::default() };
+        let solutions: Vec<Vec<f64>> = [(&p.d[..], &p.e[..]), (&p.hd[..], &p.he[..])]
+            .into_iter()
+            .map(|(d, e)| factor_solve_checked(&mut Plan::<f64>::new(p.dims, options).unwrap(), &p, d, e))
+            .collect();
         assert!(solutions[0] == solutions[1], "B={batch} N={nb} n={n}: other bits from a HostBuffer");
     }
 }
@@ -132,26 +149,14 @@ fn large_uploads_from_ordinary_memory_match_uploads_from_page_locked_memory() {
         (512, 33, 16, Algorithm::Sequential), // 68 MB, a batch
     ];
     for (batch, nb, n, algorithm) in cases {
-        let dims = Dims::new(batch, nb, n).unwrap();
-        let seed = seed_from(&[batch, nb, n, 78]);
-        let (d, e) = random_problem::<f64>(seed, dims, Layout::RowMajor, 1.0);
-        let b = random_vec::<f64>(seed ^ 0xB, dims.batch * dims.rows());
-        let (mut hd, mut he) =
-            (HostBuffer::<f64>::zeroed(d.len()).unwrap(), HostBuffer::<f64>::zeroed(e.len()).unwrap());
-        hd.copy_from_slice(&d);
-        he.copy_from_slice(&e);
+        let p = two_copies(Dims::new(batch, nb, n).unwrap(), 78);
         let options = PlanOptions { backend: Backend::Cuda, algorithm, ..Default::default() };
-        let mut plan = Plan::<f64>::new(dims, options).unwrap();
-        let mut solutions = Vec::new();
+        let mut plan = Plan::<f64>::new(p.dims, options).unwrap();
         // Ordinary, page-locked, ordinary again (the slots reused by a second staged upload).
-        for (dd, ee) in [(&d[..], &e[..]), (&hd[..], &he[..]), (&d[..], &e[..])] {
-            let m = BlockTridiagRef::new(dims, Layout::RowMajor, dd, ee).unwrap();
-            let mut x = b.clone();
-            plan.factor_solve(&m, &mut RhsMut::dense(dims, 1, Layout::RowMajor, &mut x).unwrap()).unwrap();
-            let be = backward_error_of(&m, RhsShape::dense(dims, 1, Layout::RowMajor), &x, &b, &[]);
-            assert!(be < tolerance::<f64>(n), "B={batch} N={nb} n={n}: backward error {be:e}");
-            solutions.push(x);
-        }
+        let solutions: Vec<Vec<f64>> = [(&p.d[..], &p.e[..]), (&p.hd[..], &p.he[..]), (&p.d[..], &p.e[..])]
+            .into_iter()
+            .map(|(d, e)| factor_solve_checked(&mut plan, &p, d, e))
+            .collect();
         assert!(solutions[0] == solutions[1] && solutions[1] == solutions[2], "B={batch} N={nb} n={n}: other bits");
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One device call (~2 min; written in the seventeenth session, not yet run: its device time went
-# to the gpu-check runs and the short-chunk sweeps). Issue 5's lever "interlace forward
-# substitution with the factorization" is for callers with a new matrix and right-hand side each
+# One device call (~2 min; written in the seventeenth session, run in the eighteenth on 83fee98:
+# nvidia-h200-2026-11-29-factor-solve-*.csv, read in README.md's eighteenth-session section).
+# Issue 5's lever "interlace forward substitution with the factorization" is for
+# callers with a new matrix and right-hand side each
 # time (MPC, Kalman smoothing), who call Plan::factor_solve: one launch sequence, one
 # synchronisation (engine.rs Sequence::FactorSolve). `btchol bench --factor-solve` (added in the
 # seventeenth session) times that call (fsolve_us) and the same as three calls (3calls_us), host
