@@ -24,6 +24,14 @@ pub(crate) fn host_threads() -> usize {
     })
 }
 
+/// Who runs a host pass: the caller's thread alone (CPU plans: their thread count is theirs to
+/// choose), or up to [`host_threads`] (GPU plans, whose host passes are pure overhead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Threads {
+    Caller,
+    Host,
+}
+
 /// A pointer several threads write through, each to elements no other thread touches.
 #[derive(Clone, Copy)]
 pub(crate) struct Disjoint<T>(pub *mut T);
@@ -39,16 +47,21 @@ impl<T> Disjoint<T> {
 }
 
 /// Runs `work` over `0..count` elements of `elem_bytes` each, split into contiguous shares on
-/// rayon's global pool (the caller's thread takes the first); returns the first `Some` in share
-/// order. One share (small inputs) runs inline and allocates nothing.
+/// rayon's global pool (the caller's thread takes the first), at most `threads` (see
+/// [`Threads`]); returns the first `Some` in share order. One share (small inputs, or
+/// `Threads::Caller`) runs inline and allocates nothing.
 pub(crate) fn shares<R: Send>(
     count: usize,
     elem_bytes: usize,
+    threads: Threads,
     work: impl Fn(Range<usize>) -> Option<R> + Sync,
 ) -> Option<R> {
     let wanted = count.saturating_mul(elem_bytes) / MIN_SHARE_BYTES;
     // (Small inputs do not even ask how many threads: the first asking reads the environment.)
-    let n = if wanted < 2 { 1 } else { wanted.min(host_threads().clamp(1, MAX_SHARES)) };
+    let n = match threads {
+        Threads::Host if wanted >= 2 => wanted.min(host_threads().clamp(1, MAX_SHARES)),
+        _ => 1,
+    };
     if n == 1 {
         return work(0..count);
     }
@@ -97,7 +110,7 @@ mod tests {
     fn shares_cover_the_work_once_and_return_the_first_hit_in_share_order() {
         let total = 1000;
         let seen = std::sync::Mutex::new(Vec::new());
-        let none = shares(total, 1 << 20, |r| -> Option<()> {
+        let none = shares(total, 1 << 20, Threads::Host, |r| -> Option<()> {
             seen.lock().unwrap().push(r);
             None
         });
@@ -109,7 +122,8 @@ mod tests {
         assert!(parts.windows(2).all(|w| w[0].end == w[1].start), "{parts:?}");
         // The first hit in share order, not the first thread to finish.
         let want = parts.iter().find(|r| r.end > 400).unwrap().start;
-        assert_eq!(shares(total, 1 << 20, |r| (r.end > 400).then_some(r.start)), Some(want));
-        assert_eq!(shares(10, 8, Some), Some(0..10)); // small: one share, inline
+        assert_eq!(shares(total, 1 << 20, Threads::Host, |r| (r.end > 400).then_some(r.start)), Some(want));
+        assert_eq!(shares(10, 8, Threads::Host, Some), Some(0..10)); // small: one share, inline
+        assert_eq!(shares(total, 1 << 20, Threads::Caller, Some), Some(0..total));
     }
 }

@@ -6,6 +6,7 @@ use crate::cpu::CpuEngine;
 use crate::cuda::{CudaEngine, GpuAlgorithm, GpuNumerics, SourceFormat};
 use crate::dense::potrf::PivotPolicy;
 use crate::error::{Error, Result};
+use crate::host_parallel::Threads;
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut};
 use crate::scalar::Scalar;
 use crate::schedule::Schedule;
@@ -533,6 +534,15 @@ impl<T: Scalar> Plan<T> {
         Ok(())
     }
 
+    /// Who runs the plan's host passes over right-hand sides (`host_parallel`): threads for a GPU
+    /// plan, the caller's thread alone for a CPU plan (whose `threads` the caller chose).
+    fn host_passes(&self) -> Threads {
+        match self.engine {
+            Engine::Cpu(_) => Threads::Caller,
+            Engine::Cuda(_) => Threads::Host,
+        }
+    }
+
     fn no_cuda() -> Error {
         Error::BackendUnavailable("no CUDA backend: this plan runs on the CPU".into())
     }
@@ -625,7 +635,7 @@ impl<T: Scalar> Plan<T> {
         }
         self.check_factored(&self.all_items)?;
         rhs.shape().required_len(self.dims)?;
-        rhs.check_finite(self.dims)?;
+        rhs.check_finite(self.dims, self.host_passes())?;
         self.solve_checked(rhs)?;
         self.first_failure()
     }
@@ -663,7 +673,7 @@ impl<T: Scalar> Plan<T> {
     /// Upload, factor and solve in one call.
     pub fn factor_solve(&mut self, matrix: &BlockTridiagRef<T>, rhs: &mut RhsMut<T>) -> Result<()> {
         rhs.shape().required_len(self.dims)?;
-        rhs.check_finite(self.dims)?;
+        rhs.check_finite(self.dims, self.host_passes())?;
         self.upload(matrix)?;
         if let Engine::Cuda(e) = &mut self.engine {
             if rhs.shape.nrhs <= e.max_nrhs() {

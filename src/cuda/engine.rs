@@ -21,7 +21,7 @@ use super::jit::{
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use crate::error::{Error, Operand, Result};
-use crate::host_parallel::{column_runs, shares, Disjoint};
+use crate::host_parallel::{column_runs, shares, Disjoint, Threads};
 use crate::model::{Dims, Layout, RhsShape};
 use crate::plan::ItemStatus;
 use crate::scalar::{DType, Scalar};
@@ -589,9 +589,6 @@ pub struct CudaEngine<T: Scalar> {
     /// One-pass device solves of a single system may take the fused cluster solve
     /// (`fused_cluster_solve`).
     fused_solve: bool,
-    /// The largest host right-hand side (bytes, all columns) that the fused cluster solve reads
-    /// and writes in mapped page-locked memory (`staged_solve`); larger ones are copied.
-    staged_max_bytes: usize,
     /// Uploads from pageable memory over several threads (`host_stager`).
     stager: HostStager,
 }
@@ -814,10 +811,6 @@ impl<T: Scalar> CudaEngine<T> {
             early_launch,
             narrow_carveout: narrow_carveout(driver),
             fused_solve: std::env::var("BTCHOL_FUSED_SOLVE").as_deref() != Ok("0"),
-            staged_max_bytes: std::env::var("BTCHOL_STAGED_SOLVE_MAX_BYTES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(usize::MAX),
             stager,
             stream,
             spec,
@@ -1446,10 +1439,9 @@ impl<T: Scalar> CudaEngine<T> {
     /// `max_nrhs` columns, no mask): the kernel reads them from and writes them into the mapped
     /// page-locked staging buffer itself, so the solve has no copy before or after it.
     fn staged_solve(&self, nrhs: usize) -> bool {
-        let bytes = self.dims.rows() * nrhs * std::mem::size_of::<T>();
-        nrhs <= self.max_nrhs
-            && bytes <= self.staged_max_bytes
-            && self.fused_cluster_solve(nrhs, SourceFormat::Native).is_some()
+        // (Mapped and copied host right-hand sides measured the same, 4 KB to 4 MB, H200 2026-11-29:
+        // bench/results/experiments/nvidia-h200-2026-11-29-host-rhs-staged-vs-copied.txt.)
+        nrhs <= self.max_nrhs && self.fused_cluster_solve(nrhs, SourceFormat::Native).is_some()
     }
 
     /// Queues the fused cluster solve of `m` packed right-hand sides in the staging buffer.
@@ -1553,7 +1545,7 @@ impl<T: Scalar> CudaEngine<T> {
     fn pack_host(&mut self, shape: RhsShape, data: &[T], c0: usize, m: usize, mask: Option<&[bool]>) {
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
         let staging = Disjoint(self.host_rhs.as_mut_ptr());
-        shares(self.dims.batch * m * rows, std::mem::size_of::<T>(), |range| -> Option<()> {
+        shares(self.dims.batch * m * rows, std::mem::size_of::<T>(), Threads::Host, |range| -> Option<()> {
             column_runs(range, rows, m, |b, c, rr| {
                 if mask.is_some_and(|mk| !mk[b]) {
                     return;
@@ -1585,7 +1577,7 @@ impl<T: Scalar> CudaEngine<T> {
         let wanted = |b: usize| status[b] == ItemStatus::Factored && mask.map_or(true, |mk| mk[b]);
         let (rows, (rs, cs)) = (self.dims.rows(), Self::strides(&shape));
         let (out, out_len, staged) = (Disjoint(data.as_mut_ptr()), data.len(), &self.host_rhs[..]);
-        shares(self.dims.batch * m * rows, std::mem::size_of::<T>(), |range| -> Option<()> {
+        shares(self.dims.batch * m * rows, std::mem::size_of::<T>(), Threads::Host, |range| -> Option<()> {
             column_runs(range, rows, m, |b, c, rr| {
                 if !wanted(b) {
                     return;

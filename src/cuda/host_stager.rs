@@ -16,9 +16,9 @@ use super::runtime::{cuda_err, Device, PinnedBuffer};
 use crate::error::Result;
 use crate::host_parallel::host_threads;
 
-/// One worker's slot: the page-locked bytes and the event that marks its last DMA done.
+/// The bytes of one slot (each worker fills one while the DMA reads its other).
 const SLOT_BYTES: usize = 2 << 20;
-/// Uploads smaller than this go through the driver's own copy (thread start-up would cost more
+/// Uploads smaller than this go through the driver's own copy (splitting them would cost more
 /// than it saves).
 const MIN_STAGED_BYTES: usize = 4 << 20;
 /// At most this many workers (8 threads copy 34 GB/s on the H200 machine, 16 only 39).
@@ -32,6 +32,7 @@ pub struct Segment {
     pub dst: u64,
 }
 
+/// A worker's slot: page-locked bytes and the event that marks its last DMA done.
 struct Slot {
     memory: PinnedBuffer<u8>,
     done: sys::CUevent,
@@ -46,7 +47,7 @@ pub struct HostStager {
     slots: Vec<[Slot; 2]>,
 }
 
-/// What a worker needs, shareable across the scoped threads.
+/// What a worker needs, shared by the workers.
 #[derive(Clone, Copy)]
 struct Job<'a> {
     dev: &'a Device,
@@ -109,12 +110,11 @@ impl Slot {
     }
 }
 
-impl Drop for HostStager {
+impl Drop for Slot {
     fn drop(&mut self) {
-        // (The plan's stream was synchronised by every upload, so no DMA still reads a slot.)
-        for slot in self.slots.iter().flatten() {
-            let _ = unsafe { result::event::destroy(slot.done) };
-        }
+        // (Every upload synchronised the plan's stream before returning, so no DMA still reads
+        // the slot.)
+        let _ = unsafe { result::event::destroy(self.done) };
     }
 }
 

@@ -1,6 +1,6 @@
 use super::{Dims, Layout};
 use crate::error::{Error, Operand, Result};
-use crate::host_parallel::{column_runs, shares};
+use crate::host_parallel::{column_runs, shares, Threads};
 use crate::scalar::Scalar;
 
 /// Strides of a batch of (N·n)×m right-hand-side matrices.
@@ -93,9 +93,10 @@ fn check_finite<T: Scalar>(
     data: &[T],
     count: usize,
     item_of: impl Fn(usize) -> usize + Sync,
+    threads: Threads,
 ) -> Result<()> {
     let (rows, m) = (dims.rows(), shape.nrhs);
-    let first = shares(count * m * rows, std::mem::size_of::<T>(), |range| {
+    let first = shares(count * m * rows, std::mem::size_of::<T>(), threads, |range| {
         let mut found = None;
         column_runs(range, rows, m, |k, c, rr| {
             if found.is_none() {
@@ -139,12 +140,12 @@ impl<'a, T: Scalar> RhsMut<'a, T> {
     pub fn as_ref(&self) -> RhsRef<'_, T> {
         RhsRef { shape: self.shape, data: self.data }
     }
-    pub(crate) fn check_finite(&self, dims: Dims) -> Result<()> {
-        check_finite(&self.shape, dims, self.data, dims.batch, |k| k)
+    pub(crate) fn check_finite(&self, dims: Dims, threads: Threads) -> Result<()> {
+        check_finite(&self.shape, dims, self.data, dims.batch, |k| k, threads)
     }
     /// [`Self::check_finite`] for the listed items only.
-    pub(crate) fn check_finite_items(&self, dims: Dims, items: &[usize]) -> Result<()> {
-        check_finite(&self.shape, dims, self.data, items.len(), |k| items[k])
+    pub(crate) fn check_finite_items(&self, dims: Dims, items: &[usize], threads: Threads) -> Result<()> {
+        check_finite(&self.shape, dims, self.data, items.len(), |k| items[k], threads)
     }
 }
 
@@ -162,8 +163,8 @@ impl<'a, T: Scalar> RhsRef<'a, T> {
     pub fn shape(&self) -> RhsShape {
         self.shape
     }
-    pub(crate) fn check_finite(&self, dims: Dims) -> Result<()> {
-        check_finite(&self.shape, dims, self.data, dims.batch, |k| k)
+    pub(crate) fn check_finite(&self, dims: Dims, threads: Threads) -> Result<()> {
+        check_finite(&self.shape, dims, self.data, dims.batch, |k| k, threads)
     }
     #[inline(always)]
     pub fn get(&self, item: usize, row: usize, col: usize) -> T {

@@ -43,7 +43,7 @@ impl<T: Scalar> Plan<T> {
                 return Err(Error::BufferTooSmall { what, needed, got });
             }
         }
-        x.check_finite(dims)?;
+        x.check_finite(dims, self.host_passes())?;
         let solved = self.solve(grad); // λ = Ψ⁻¹ ∂L/∂x, in place
         if let Err(e) = &solved {
             if !matches!(e, Error::NotPositiveDefinite { .. }) {

@@ -98,7 +98,7 @@ impl<T: Scalar> Plan<T> {
         }
         self.check_factored(&self.active)?;
         rhs.shape().required_len(self.dims)?;
-        rhs.check_finite_items(self.dims, &self.active)?;
+        rhs.check_finite_items(self.dims, &self.active, self.host_passes())?;
         match &mut self.engine {
             Engine::Cpu(e) => e.solve(&self.status, rhs, &self.active),
             Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data, Some(mask))?,

@@ -20,6 +20,7 @@
 use super::{Backend, Plan, PlanOptions};
 use crate::cuda::refine::DeviceRefiner;
 use crate::error::{Error, Result};
+use crate::host_parallel::Threads;
 use crate::model::{BlockTridiagRef, Dims, Layout, RhsMut, RhsShape};
 use rayon::prelude::*;
 
@@ -269,7 +270,7 @@ impl MixedPlan {
         }
         let dims = self.dims;
         rhs.shape().required_len(dims)?;
-        rhs.check_finite(dims)?;
+        rhs.check_finite(dims, Threads::Caller)?;
         let m = rhs.nrhs();
         let len = dims.batch * dims.rows() * m;
         let dense = RhsShape::dense(dims, m, Layout::ColMajor);

@@ -4,7 +4,8 @@
 # with host right-hand sides far above the device-rhs solve at large N (the fused cluster solve
 # reads and writes mapped page-locked memory over PCIe, `staged_solve`), (2) the upload of D and
 # E from pageable memory at ~12 GB/s. Part 1 sweeps BTCHOL_STAGED_SOLVE_MAX_BYTES (0: always
-# copy; unset: always mapped) against the device-rhs solve; part 2 times upload and factor_solve
+# copy; unset: always mapped; a knob of that session's binary, in CudaEngine::staged_solve,
+# removed after this measurement found no difference) against the device-rhs solve; part 2 times upload and factor_solve
 # from pageable and page-locked NumPy arrays (host-memory-upload.py).
 # Device: run(command="bash bench/results/experiments/2026-11-29-host-traffic.sh", carry=[".bundle"])
 set -uo pipefail
