@@ -1,13 +1,14 @@
 //! Host memory for the data a GPU plan copies: page-locked where a GPU is present, ordinary
 //! elsewhere, so the same code runs on both.
 //!
-//! Why: the CUDA driver copies ordinary (pageable) memory through its own small page-locked
-//! buffers, one CPU copy after another, and a GPU plan's upload runs at that rate, far below
-//! the bus's. Measured on an H200 (PCIe 5, `bench/results/experiments/host-memory-upload.py`):
-//! 7–12 GB/s from NumPy arrays, 51–54 GB/s from page-locked ones, so f64 n = 32, N = 1024
-//! upload + factor + solve took 1.78 ms from ordinary memory and 0.70 ms from page-locked;
-//! B = 1024, N = 32, n = 16: 20.8 and 5.2 ms. Pinning the caller's memory on each call
-//! (cuMemHostRegister) costs about as much as the slow copy, hence a buffer the caller keeps.
+//! Why: ordinary (pageable) memory reaches the GPU through a CPU copy into page-locked memory
+//! first: the driver's own staging, one CPU copy at a time (7–12 GB/s on the H200 machine,
+//! PCIe 5), or btchol's over several threads for uploads of 4 MB and more (`cuda::host_stager`,
+//! 35–47 GB/s for 67–535 MB). From page-locked memory the DMA engine reads directly: 51–54 GB/s,
+//! and from the first byte (f64 n = 32, N = 1024, 17 MB: upload 0.35 ms against 0.88 threaded,
+//! 1.25 by the driver; `bench/results/experiments/host-memory-upload.py`). Pinning the caller's
+//! memory on each call (cuMemHostRegister) costs about as much as the driver's copy, hence a
+//! buffer the caller keeps.
 
 use std::ops::{Deref, DerefMut};
 
