@@ -65,19 +65,31 @@ pub(crate) fn shares<R: Send>(
     if n == 1 {
         return work(0..count);
     }
+    split_over(&mut vec![(); n], count, |_, range| work(range)).into_iter().flatten().next()
+}
+
+/// Runs `work(state, share)` for each of `states` on its own contiguous share of `0..count`,
+/// the first on the caller's thread and the others on rayon's global pool (its threads are
+/// started once per process: starting threads per call cost more than a pass saved on the H200
+/// machine's virtual CPUs); returns the results in share order.
+pub(crate) fn split_over<S: Send, R: Send>(
+    states: &mut [S],
+    count: usize,
+    work: impl Fn(&mut S, Range<usize>) -> R + Sync,
+) -> Vec<R> {
+    let n = states.len();
     let bound = |k: usize| count * k / n;
-    // On rayon's global pool: its threads are started once per process (starting threads per
-    // call cost more than the pass saved on the H200 machine's virtual CPUs).
     let mut results: Vec<Option<R>> = (0..n).map(|_| None).collect();
     rayon::in_place_scope(|scope| {
         let (first, rest) = results.split_at_mut(1);
+        let (mine, theirs) = states.split_at_mut(1);
         let work = &work;
-        for (k, slot) in rest.iter_mut().enumerate() {
-            scope.spawn(move |_| *slot = work(bound(k + 1)..bound(k + 2)));
+        for (k, (state, slot)) in theirs.iter_mut().zip(rest.iter_mut()).enumerate() {
+            scope.spawn(move |_| *slot = Some(work(state, bound(k + 1)..bound(k + 2))));
         }
-        first[0] = work(bound(0)..bound(1));
+        first[0] = Some(work(&mut mine[0], bound(0)..bound(1)));
     });
-    results.into_iter().flatten().next()
+    results.into_iter().map(|r| r.expect("every share ran")).collect()
 }
 
 /// Calls `f(k, c, rows)` for the runs of `range` in the index space of `items × m columns ×

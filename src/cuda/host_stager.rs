@@ -14,7 +14,7 @@ use cudarc::driver::{result, sys};
 
 use super::runtime::{cuda_err, Device, PinnedBuffer};
 use crate::error::Result;
-use crate::host_parallel::host_threads;
+use crate::host_parallel::{host_threads, split_over};
 
 /// The bytes of one slot (each worker fills one while the DMA reads its other).
 const SLOT_BYTES: usize = 2 << 20;
@@ -80,19 +80,9 @@ impl HostStager {
             return direct(stream, segments);
         }
         let job = Job { dev, stream, segments };
-        let shares: Vec<(usize, usize)> =
-            (0..workers).map(|w| (total * w / workers, total * (w + 1) / workers)).collect();
-        // On rayon's global pool, as the host passes (src/host_parallel.rs): no thread start-up.
-        let mut results: Vec<Result<()>> = (0..workers).map(|_| Ok(())).collect();
-        rayon::in_place_scope(|scope| {
-            let (mine, theirs) = self.slots[..workers].split_at_mut(1);
-            let (first, rest) = results.split_at_mut(1);
-            for ((slots, &share), result) in theirs.iter_mut().zip(&shares[1..]).zip(rest.iter_mut()) {
-                scope.spawn(move |_| *result = run_worker(job, slots, share));
-            }
-            first[0] = run_worker(job, &mut mine[0], shares[0]);
-        });
-        let outcome: Result<()> = results.into_iter().collect();
+        // A worker per slot pair, each on its share of the bytes (as the host passes).
+        let outcome: Result<()> =
+            split_over(&mut self.slots, total, |slots, share| run_worker(job, slots, share)).into_iter().collect();
         if outcome.is_err() {
             // Let the DMAs already queued finish reading the slots before anyone reuses them.
             let _ = unsafe { result::stream::synchronize(stream) };
@@ -118,16 +108,16 @@ impl Drop for Slot {
     }
 }
 
-/// Copies bytes `share.0..share.1` of the concatenated segments through the worker's two slots.
-fn run_worker(job: Job<'_>, slots: &mut [Slot; 2], share: (usize, usize)) -> Result<()> {
+/// Copies bytes `share` of the concatenated segments through the worker's two slots.
+fn run_worker(job: Job<'_>, slots: &mut [Slot; 2], share: std::ops::Range<usize>) -> Result<()> {
     job.dev.bind()?;
-    let (mut at, mut base, mut used) = (share.0, 0usize, [false; 2]);
+    let (mut at, mut base, mut used) = (share.start, 0usize, [false; 2]);
     let mut turn = 0;
     for seg in job.segments {
         // This segment's part of the share, in slot-sized pieces.
-        while at < share.1 && at < base + seg.len {
+        while at < share.end && at < base + seg.len {
             let off = at - base;
-            let len = (share.1 - at).min(base + seg.len - at).min(SLOT_BYTES);
+            let len = (share.end - at).min(base + seg.len - at).min(SLOT_BYTES);
             let slot = &mut slots[turn];
             unsafe {
                 if used[turn] {
