@@ -574,6 +574,10 @@ static void test_device_entry_points(btchol_plan *p, const double *d, const doub
     EXPECT(btchol_plan_upload_device(p, d, e), BTCHOL_STATUS_NO_CUDA, "CUDA");
     EXPECT(btchol_plan_solve_device(p, NULL, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_NULL_POINTER, "rhs");
     EXPECT(btchol_plan_solve_device(p, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0), BTCHOL_STATUS_NO_CUDA, "CUDA");
+    EXPECT(btchol_plan_factor_solve_device(p, NULL, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL, NULL),
+           BTCHOL_STATUS_NULL_POINTER, "rhs");
+    EXPECT(btchol_plan_factor_solve_device(p, x, 1, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL, NULL), BTCHOL_STATUS_NO_CUDA,
+           "CUDA");
     {
         /* 16-bit inputs in device memory: the same checks (the bits are never read here). */
         const uint16_t *hd = (const uint16_t *)d, *he = (const uint16_t *)e, *hb = (const uint16_t *)b;

@@ -196,6 +196,21 @@ int main(void) {
     static double xd[B * ROWS * M];
     CHECK(cu.dtoh(xd, dx, sizeof xd) == 0);
     for (int k = 0; k < B * ROWS * M; k++) CHECK(fabs(xd[k] - x[k]) < 1e-12 * (1.0 + fabs(x[k])));
+    /* Factor and device solve in one call: the same solution; a second call needs an upload. */
+    int64_t fs_item = -7, fs_info = -7;
+    CHECK(cu.htod(dx, b, sizeof b) == 0);
+    EXPECT(btchol_plan_factor_solve_device(p, (void *)(uintptr_t)dx, M, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, &fs_item,
+                                           &fs_info),
+           BTCHOL_STATUS_INVALID_STATE);
+    EXPECT(btchol_plan_upload_device(p, (void *)(uintptr_t)dd, (void *)(uintptr_t)de), BTCHOL_STATUS_SUCCESS);
+    EXPECT(btchol_plan_factor_solve_device(p, NULL, M, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, NULL, NULL),
+           BTCHOL_STATUS_NULL_POINTER);
+    EXPECT(btchol_plan_factor_solve_device(p, (void *)(uintptr_t)dx, M, BTCHOL_LAYOUT_ROW_MAJOR, 0, 0, &fs_item,
+                                           &fs_info),
+           BTCHOL_STATUS_SUCCESS);
+    CHECK(fs_item == -1 && fs_info == 0);
+    CHECK(cu.dtoh(xd, dx, sizeof xd) == 0);
+    for (int k = 0; k < B * ROWS * M; k++) CHECK(fabs(xd[k] - x[k]) < 1e-12 * (1.0 + fabs(x[k])));
     double logdet2[B];
     EXPECT(btchol_plan_logdet(p, logdet2), BTCHOL_STATUS_SUCCESS);
     for (int item = 0; item < B; item++) CHECK(fabs(logdet2[item] - logdet[item]) < 1e-10 * fabs(logdet[item]));

@@ -814,6 +814,33 @@ btchol_status btchol_plan_solve_device(struct btchol_plan *plan,
                                        int64_t item_stride);
 
 /**
+ * `btchol_plan_factor` and `btchol_plan_solve_device` in one call: the uploaded batch is
+ * factored and `rhs` (the memory of the plan's GPU, shape as for `btchol_plan_solve`) solved in
+ * place, as one launch sequence with one wait, so the call returns when both are complete. With
+ * the sequential algorithm on large f64 batches (more than four items per multiprocessor) the
+ * factor does the forward substitution as it goes, and the solve reads the factor once instead
+ * of twice. Outputs and errors as for those two:
+ * `BTCHOL_STATUS_NOT_POSITIVE_DEFINITE` with `*failed_item` and `*info` as from
+ * `btchol_plan_factor` (those items' right-hand sides are left unchanged, the others solved);
+ * `BTCHOL_STATUS_NON_FINITE_INPUT` for a NaN/Inf in `rhs`, which then is not written (the
+ * factor stands: `btchol_plan_solve_device` may follow with a finite `rhs`);
+ * `BTCHOL_STATUS_INVALID_STATE` when the batch was not uploaded since its last factor. A CPU plan
+ * returns `BTCHOL_STATUS_NO_CUDA` (use `btchol_plan_factor` and `btchol_plan_solve`).
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `rhs` is NULL or a device pointer to the element count of
+ * `btchol_plan_solve`; `failed_item` and `info` are NULL or writable.
+ */
+btchol_status btchol_plan_factor_solve_device(struct btchol_plan *plan,
+                                              void *rhs,
+                                              int64_t nrhs,
+                                              btchol_layout layout,
+                                              int64_t ld,
+                                              int64_t item_stride,
+                                              int64_t *failed_item,
+                                              int64_t *info);
+
+/**
  * `btchol_plan_upload`, `btchol_plan_factor` and `btchol_plan_solve` in one call, with the
  * arguments, outputs and errors of those three. The right-hand sides are checked before anything
  * is uploaded; `rhs` must not overlap `diag` or `sub`.

@@ -102,15 +102,56 @@ __device__ __forceinline__ void syrk_columns(real (&acc)[LD], const real* X, int
         if (q >= q0 && q < q1) axpy_tail(acc, lane < LD ? X[lane + q * LD] : real(0), X + q * LD, 0);
 }
 
+// One warp's sweep over an item's right-hand sides, in place in y[col·rows + row] (both solves).
+// The right-hand side is a register pipeline over the units (step, column) in sweep order: each
+// unit loads the next unit's rows before its own products, and with one column the previous
+// step's result stays in a register, so no step waits on a global round trip (ncu, 2026-11-23:
+// the two loads' latency was 21 % of the warps' stall samples, n = 16, B = 1024).
+struct SeqSweep {
+    real* yb;
+    int rows, n, n_blocks, m, lane;
+    real next = real(0), prev = real(0);  // b of the next unit; the last result (with m = 1)
+    // Row `lane` of block `i`, column `c` (0 outside the system).
+    __device__ real row(int i, int c) const {
+        return (lane < n && i >= 0 && i < n_blocks) ? yb[(long long)c * rows + (long long)i * n + lane] : real(0);
+    }
+    // The sweep's first unit: block 0 forward, block N − 1 backward (after the forward sweep wrote
+    // it: each lane reads back only rows it wrote itself).
+    __device__ void begin(bool forward) { next = row(forward ? 0 : n_blocks - 1, 0); }
+    // Step i for every column: v ← b_i − X_{i−1}·y_{i−1} forward (X_iᵀ·x_{i+1} backward), then
+    // diag(v), the diagonal block's solve.
+    // (X's leading dimension: SEQ_SLD in the solve's staged blocks, LD in the factor's sX.)
+    template <bool FORWARD, int XLD = SEQ_SLD, class Diag>
+    __device__ __forceinline__ void step(int i, const real* X, Diag diag) {
+        for (int c = 0; c < m; ++c) {
+            real v = next;
+            next = c + 1 < m ? row(i, c + 1) : row(FORWARD ? i + 1 : i - 1, 0);
+            if (FORWARD ? i > 0 : i + 1 < n_blocks) {
+                const real u = m == 1 ? prev : row(FORWARD ? i - 1 : i + 1, c);
+                v -= FORWARD ? matvec_warp(X, 1, XLD, u, lane) : matvec_trans_warp(X, u, lane);
+            }
+            v = diag(v);
+            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
+            prev = v;
+        }
+    }
+};
+
 // Factor: for i = 0..N−1: D_i ← D_i − X_{i−1}·X_{i−1}ᵀ, D̂_i ← chol(D_i), X_i ← E_i·D̂_i⁻ᵀ.
 // D_i and E_i are staged STAGES − 1 steps ahead: 2 overlaps each warp's copies with its own
 // chain; 1 keeps 3 blocks of shared memory instead of 5 (24 KB instead of 40 at f64 ld = 32), so
 // that more items are resident per SM where the batch is large (engine.rs seq_one_warp_stages).
 // Dynamic shared memory: seq_factor_smem_bytes (jit.rs): D and E (STAGES each), X.
-template <int STAGES>
+// FORWARD (the factor-and-solve call, engine.rs Sequence::FactorSolve): the forward substitution
+// rides along, y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}) on the m right-hand sides in
+// y[item·item_rhs + col·rows + row] with D̂_i still in registers and X_{i−1} still in sX, the same
+// operations in the same order as btchol_solve_seq_small's forward sweep (same bits), which then
+// runs only its backward sweep: the solve reads the factor once instead of twice.
+template <int STAGES, bool FORWARD>
 __device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_blocks, int n, long long item_diag,
                                                 long long item_slots, unsigned long long* fail, real piv_thr,
-                                                real piv_boost, unsigned* boosted) {
+                                                real piv_boost, unsigned* boosted, real* y, int m, int rows,
+                                                long long item_rhs) {
     constexpr int AHEAD = STAGES - 1;  // (buffer indices: 0 with one stage, step parity with two)
     wait_for_previous_kernel();
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -130,6 +171,8 @@ __device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_b
     real x[1][LD];  // this lane's row of X_{i−1}, then of X_i
 #pragma unroll
     for (int k = 0; k < LD; ++k) x[0][k] = real(0);
+    SeqSweep sweep{FORWARD ? y + item * item_rhs : nullptr, rows, n, n_blocks, m, lane};
+    if (FORWARD) sweep.begin(true);
     int nboost = 0;
     for (int i = 0; i < n_blocks; ++i) {
         const int cur = i & AHEAD;
@@ -171,6 +214,20 @@ __device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_b
 #pragma unroll
         for (int k = 0; k < LD; ++k)
             if (lane < n && k <= lane) Dg[lane + k * LD] = a[k];
+        if (FORWARD) {
+            // Row `lane` of D̂_i as the solve forms it (identity beyond n), its pivot by select,
+            // not a[lane]. A copy, captured by value: a[] (or l[]) taken by reference put it in
+            // local memory for the whole factor (NVRTC 13.0: 128 B of stack at f64 LD = 16, the
+            // B = 1024, N = 32 factor-solve 2.3× slower, H200 2026-11-29).
+            real l[LD], dii = real(1);
+#pragma unroll
+            for (int k = 0; k < LD; ++k) {
+                l[k] = (lane < n && k <= lane) ? a[k] : real(lane == k ? 1 : 0);
+                if (k == lane) dii = a[k];
+            }
+            const real rdi = real(1) / (lane < n ? dii : real(1));
+            sweep.template step<true, LD>(i, sX, [=](real v) { return trsv_lower_warp(v, l, rdi, lane); });
+        }
         __syncwarp();  // every lane has read X_{i−1} from sX
         if (i + 1 < n_blocks) {
             real* Xg = S + i * BS;
@@ -189,7 +246,15 @@ __device__ __forceinline__ void factor_seq_warp(real* diag, real* slots, int n_b
     extern "C" __global__ void __launch_bounds__(SEQ_THREADS)                                                      \
         NAME(real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots,              \
              unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted) {                          \
-        factor_seq_warp<STAGES>(diag, slots, n_blocks, n, item_diag, item_slots, fail, piv_thr, piv_boost, boosted); \
+        factor_seq_warp<STAGES, false>(diag, slots, n_blocks, n, item_diag, item_slots, fail, piv_thr, piv_boost,  \
+                                       boosted, nullptr, 0, 0, 0);                                                 \
+    }                                                                                                              \
+    extern "C" __global__ void __launch_bounds__(SEQ_THREADS)                                                      \
+        NAME##_forward(real* diag, real* slots, int n_blocks, int n, long long item_diag, long long item_slots,    \
+                       unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted, real* y, int m,  \
+                       int rows, long long item_rhs) {                                                             \
+        factor_seq_warp<STAGES, true>(diag, slots, n_blocks, n, item_diag, item_slots, fail, piv_thr, piv_boost,   \
+                                      boosted, y, m, rows, item_rhs);                                              \
     }
 BT_FACTOR_SEQ_WARP(btchol_factor_seq_small, 2)
 BT_FACTOR_SEQ_WARP(btchol_factor_seq_small_1stage, 1)
@@ -361,41 +426,10 @@ extern "C" __global__ void __launch_bounds__(SEQ_PAIR_THREADS) btchol_factor_seq
     if (lane == 0 && nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
 }
 
-// One warp's sweep over an item's right-hand sides, in place in y[col·rows + row] (both solves).
-// The right-hand side is a register pipeline over the units (step, column) in sweep order: each
-// unit loads the next unit's rows before its own products, and with one column the previous
-// step's result stays in a register, so no step waits on a global round trip (ncu, 2026-11-23:
-// the two loads' latency was 21 % of the warps' stall samples, n = 16, B = 1024).
-struct SeqSweep {
-    real* yb;
-    int rows, n, n_blocks, m, lane;
-    real next = real(0), prev = real(0);  // b of the next unit; the last result (with m = 1)
-    // Row `lane` of block `i`, column `c` (0 outside the system).
-    __device__ real row(int i, int c) const {
-        return (lane < n && i >= 0 && i < n_blocks) ? yb[(long long)c * rows + (long long)i * n + lane] : real(0);
-    }
-    // The sweep's first unit: block 0 forward, block N − 1 backward (after the forward sweep wrote
-    // it: each lane reads back only rows it wrote itself).
-    __device__ void begin(bool forward) { next = row(forward ? 0 : n_blocks - 1, 0); }
-    // Step i for every column: v ← b_i − X_{i−1}·y_{i−1} forward (X_iᵀ·x_{i+1} backward), then
-    // diag(v), the diagonal block's solve.
-    template <bool FORWARD, class Diag> __device__ void step(int i, const real* X, Diag diag) {
-        for (int c = 0; c < m; ++c) {
-            real v = next;
-            next = c + 1 < m ? row(i, c + 1) : row(FORWARD ? i + 1 : i - 1, 0);
-            if (FORWARD ? i > 0 : i + 1 < n_blocks) {
-                const real u = m == 1 ? prev : row(FORWARD ? i - 1 : i + 1, c);
-                v -= FORWARD ? matvec_warp(X, 1, SEQ_SLD, u, lane) : matvec_trans_warp(X, u, lane);
-            }
-            v = diag(v);
-            if (lane < n) yb[(long long)c * rows + (long long)i * n + lane] = v;
-            prev = v;
-        }
-    }
-};
 
 // Solve, one warp per item: forward y_i ← D̂_i⁻¹(b_i − X_{i−1}·y_{i−1}), then backward
-// x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row] (SeqSweep).
+// x_i ← D̂_i⁻ᵀ(y_i − X_iᵀ·x_{i+1}), in place in y[item·item_rhs + col·rows + row] (SeqSweep);
+// backward_only: y already holds the forward sweep's result (btchol_factor_seq_small_forward).
 // A step's blocks are staged STAGES − 1 steps ahead: 2 overlaps each warp's copies with its own
 // products; 1 halves the static shared memory (17 KB instead of 34 at f64 ld = 32), so that more
 // items are resident per SM where the batch is large, and the other resident warps hide the
@@ -403,7 +437,8 @@ struct SeqSweep {
 template <int STAGES>
 __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slots, real* y, int n_blocks, int n,
                                                int m, int rows, long long item_diag, long long item_slots,
-                                               long long item_rhs, const unsigned long long* fail) {
+                                               long long item_rhs, const unsigned long long* fail,
+                                               int backward_only) {
     wait_for_previous_kernel();
     __shared__ real sL[STAGES][LD * SEQ_SLD], sX[STAGES][LD * SEQ_SLD];
     const int item = blockIdx.x, lane = threadIdx.x;
@@ -412,11 +447,11 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
     const real* S = slots + item * item_slots;
     SeqSweep sweep{y + item * item_rhs, rows, n, n_blocks, m, lane};
     constexpr int AHEAD = STAGES - 1;  // (buffer indices: 0 with one stage, step parity with two)
-    // Forward: step i needs D̂_i and X_{i−1}.
-    if (AHEAD) stage_block<SEQ_SLD>(sL[0], D, lane);
+    // Forward: step i needs D̂_i and X_{i−1} (none after the factor that did it, backward_only).
+    if (AHEAD && !backward_only) stage_block<SEQ_SLD>(sL[0], D, lane);
     commit_async();
-    sweep.begin(true);
-    for (int i = 0; i < n_blocks; ++i) {
+    if (!backward_only) sweep.begin(true);
+    for (int i = 0; i < (backward_only ? 0 : n_blocks); ++i) {
         const int cur = i & AHEAD;
         if (i + AHEAD < n_blocks) {
             stage_block<SEQ_SLD>(sL[cur ^ AHEAD], D + (i + AHEAD) * BS, lane);
@@ -463,8 +498,9 @@ __device__ __forceinline__ void solve_seq_warp(const real* diag, const real* slo
 #define BT_SOLVE_SEQ_WARP(NAME, STAGES)                                                                            \
     extern "C" __global__ void __launch_bounds__(SEQ_THREADS)                                                      \
         NAME(const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag, \
-             long long item_slots, long long item_rhs, const unsigned long long* fail) {                           \
-        solve_seq_warp<STAGES>(diag, slots, y, n_blocks, n, m, rows, item_diag, item_slots, item_rhs, fail);     \
+             long long item_slots, long long item_rhs, const unsigned long long* fail, int backward_only) {        \
+        solve_seq_warp<STAGES>(diag, slots, y, n_blocks, n, m, rows, item_diag, item_slots, item_rhs, fail,      \
+                               backward_only);                                                                     \
     }
 BT_SOLVE_SEQ_WARP(btchol_solve_seq_small, 2)
 BT_SOLVE_SEQ_WARP(btchol_solve_seq_small_1stage, 1)
@@ -525,7 +561,10 @@ __device__ __forceinline__ void seq_invert_lower(real* M, int n, bool transpose,
 
 extern "C" __global__ void __launch_bounds__(SEQ_INV_THREADS) btchol_solve_seq_inv_small(
     const real* diag, const real* slots, real* y, int n_blocks, int n, int m, int rows, long long item_diag,
-    long long item_slots, long long item_rhs, const unsigned long long* fail) {
+    long long item_slots, long long item_rhs, const unsigned long long* fail, int backward_only) {
+    // (backward_only is always 0 here: the host lets the factor do the forward sweep only before
+    // btchol_solve_seq_small, whose forward sweep it reproduces bit for bit; this one forms the
+    // forward sweep's products with D̂_i⁻¹, other roundings. The argument keeps the launches alike.)
 #if __CUDA_ARCH__ >= 900
     if (LD * sizeof(real) < 16) return;  // (not launched)
     wait_for_previous_kernel();

@@ -129,6 +129,11 @@ done
 for t in .bundle/tests/gpu_solve-*; do
     pstep test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 bash scripts/each-test.sh "$t"
 done
+# factor_solve's test again with the forward substitution fused into the f32 sequential factor
+# too (by default f64 only).
+for t in .bundle/tests/gpu_solve-*; do
+    pstep test-gpu_solve-fused-f32 env BTCHOL_SEQ_FUSED_FORWARD=1 bash scripts/each-test.sh "$t" factor_solve_device
+done
 # The partitioned tests again with the chunk levels as per-level launches instead of the chunk kernel.
 for t in .bundle/tests/gpu_partitioned-*; do
     pstep test-gpu_partitioned-level-launches env BTCHOL_CHUNK_KERNEL=0 bash scripts/each-test.sh "$t"
@@ -164,8 +169,9 @@ medium="bench --backend cuda --dtype f64 --n 32 --N 1024 --batch 1 --nrhs 2 --re
 # narrow ones at n = 48 and 64), and the cluster elimination's two panels (f64 n = 64).
 large="bench --backend cuda --dtype f64,f32 --n 48,64,100,200 --N 7 --batch 2 --nrhs 2 --repeats 1 --warmup 0"
 # The per-item sequential factor's warp pair (named barriers between its two warps) and the solve's
-# helper warps (mbarriers), odd n and N.
-seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0"
+# helper warps (mbarriers), odd n and N; factor_solve too (with the one-warp factor: the forward
+# substitution in the factor, the backward-only solve).
+seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0 --factor-solve"
 step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
 step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
 step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large
@@ -183,6 +189,15 @@ for stages in 1 2; do
 done
 step sanitizer-memcheck-seq-warp-1 $warp BTCHOL_SEQ_FACTOR_STAGES=1 BTCHOL_SEQ_SOLVE_STAGES=1 \
     $san --tool memcheck .bundle/btchol $seq
+# factor_solve_device: the one-warp factor with the forward substitution (f32 too, forced) and the
+# one-warp solve's backward sweep (inv0), or factor then the helper warps' solve (inv1), right-hand
+# sides packed from and unpacked into the caller's device array.
+for inv in 0 1; do
+    for tool in memcheck racecheck; do
+        step sanitizer-$tool-seq-fsolve-device-inv$inv env BTCHOL_SEQ_PAIR=0 BTCHOL_SEQ_INV_SOLVE=$inv \
+            BTCHOL_SEQ_FUSED_FORWARD=1 $san --tool $tool .bundle/btchol $seq --rhs device
+    done
+done
 # A single system's device solve in one launch (the cluster solve reading b and writing x in the
 # caller's array, its CTAs exchanging NaN/Inf keys by st.async), odd n too.
 fused="bench --backend cuda --dtype f64,f32 --n 32,29 --N 13,64 --batch 1 --nrhs 3 --rhs device --repeats 1 --warmup 0"
@@ -204,9 +219,9 @@ step bench-plain-nd env BTCHOL_CHUNK=0 .bundle/btchol bench --backend cuda --alg
     --n 16,32 --N 4096,16384 --batch 1 --nrhs 1 --csv "$out/bench-plain-nd.csv"
 step bench-large .bundle/btchol bench --backend cuda --algorithm nd --dtype f64,f32 --rhs device --n 64,128 \
     --N 64,256,1024,4096 --batch 1 --nrhs 1 --csv "$out/bench-large.csv"
-step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \
+step bench-batch .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device --factor-solve \
     --n 16 --N 32 --batch 1024 --csv "$out/bench-batch.csv"
-step bench-batch-256 .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device \
+step bench-batch-256 .bundle/btchol bench --backend cuda --algorithm nd,seq --dtype f64 --rhs device --factor-solve \
     --n 32 --N 128 --batch 256 --csv "$out/bench-batch-256.csv"
 step bench-mask .bundle/btchol bench --backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024 \
     --mask-fraction 0.25 --csv "$out/bench-mask.csv"

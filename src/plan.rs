@@ -574,6 +574,23 @@ impl<T: Scalar> Plan<T> {
     /// the first failing item and [`Plan::item_status`] has the outcome of each. A second
     /// factor needs a new upload.
     pub fn factor(&mut self) -> Result<()> {
+        self.check_uploaded()?;
+        match &mut self.engine {
+            Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted, &self.all_items),
+            Engine::Cuda(e) => {
+                if let Err(err) = e.factor(&mut self.status, &mut self.boosted) {
+                    self.state = State::Empty;
+                    return Err(err);
+                }
+            }
+        }
+        self.state = State::Factored;
+        self.fresh.fill(false);
+        self.first_failure()
+    }
+
+    /// Every item was uploaded since its last factorization (the factor overwrites the matrix).
+    fn check_uploaded(&self) -> Result<()> {
         if self.state == State::Empty {
             return Err(Error::InvalidState("factor called before upload".into()));
         }
@@ -588,18 +605,7 @@ impl<T: Scalar> Plan<T> {
                  upload it again, or factor the other items with factor_masked"
             )));
         }
-        match &mut self.engine {
-            Engine::Cpu(e) => e.factor(&mut self.status, &mut self.boosted, &self.all_items),
-            Engine::Cuda(e) => {
-                if let Err(err) = e.factor(&mut self.status, &mut self.boosted) {
-                    self.state = State::Empty;
-                    return Err(err);
-                }
-            }
-        }
-        self.state = State::Factored;
-        self.fresh.fill(false);
-        self.first_failure()
+        Ok(())
     }
 
     fn first_failure(&self) -> Result<()> {
@@ -668,6 +674,40 @@ impl<T: Scalar> Plan<T> {
             Engine::Cuda(e) => e.solve_host(&self.status, rhs.shape, rhs.data, None)?,
         }
         Ok(())
+    }
+
+    /// [`Plan::factor`] and [`Plan::solve_device`] in one call: one launch sequence and one wait
+    /// (none between the factor and the solve). With the sequential algorithm on large f64 batches
+    /// (more than four items per multiprocessor) the factor does the forward substitution as it
+    /// goes, so the solve reads the factor once instead of twice (same bits as `factor` then
+    /// `solve_device`). The
+    /// uploaded matrix is factored and the right-hand sides in GPU memory solved in place, with
+    /// the errors of those two: items whose factorization failed keep their right-hand side and
+    /// the first of them is the error; a non-finite right-hand side leaves the array unwritten
+    /// (the factor stands, as after `factor`) and is the error. More columns than one pass of
+    /// `solve_device` takes: `factor`, then `solve_device`.
+    ///
+    /// # Safety
+    /// As [`Plan::solve_device`].
+    pub unsafe fn factor_solve_device(&mut self, shape: crate::model::RhsShape, data: *mut T) -> Result<()> {
+        self.check_uploaded()?;
+        shape.required_len(self.dims)?;
+        let Engine::Cuda(e) = &mut self.engine else { return Err(Self::no_cuda()) };
+        if shape.nrhs > e.max_nrhs() {
+            let f = self.factor();
+            if self.state == State::Factored {
+                self.solve_device(shape, data)?;
+            }
+            return f;
+        }
+        if let Err(err) = e.factor_solve_device(&mut self.status, &mut self.boosted, shape, data as u64, data as u64) {
+            self.state = State::Empty;
+            return Err(err);
+        }
+        self.state = State::Factored;
+        self.fresh.fill(false);
+        e.device_rhs_nonfinite()?;
+        self.first_failure()
     }
 
     /// Upload, factor and solve in one call.

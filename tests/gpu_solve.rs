@@ -569,3 +569,117 @@ fn gpu_solve_with_ill_conditioned_blocks_is_backward_stable() {
     run::<f64>(1e10);
     run::<f32>(1e5);
 }
+
+/// `factor_solve_device` (factor and device solve as one launch sequence; with one warp per item
+/// for both, the f64 sequential factor does the forward substitution, the solve only the
+/// backward) gives the same bits as `factor` then `solve_device`, and the host `factor_solve` as
+/// `factor` then `solve`: both algorithms, f64 and f32 (f32 fused too under
+/// `BTCHOL_SEQ_FUSED_FORWARD=1`, a gpu-check step); batches that take the warp-pair factor (up to
+/// 2 items per SM), the one-warp factor with the helper warps' solve (up to 4), one warp for both
+/// (beyond: fused); N = 1, 2, 3, prime N, n = 1, odd n, several right-hand sides. A failed item
+/// keeps its right-hand side; a NaN in b is the error and leaves the array unwritten, the factor
+/// standing; the upload is required first.
+#[test]
+fn gpu_factor_solve_device_matches_factor_then_solve() {
+    if !gpu_or_skip("gpu_factor_solve_device_matches_factor_then_solve") {
+        return;
+    }
+    use cudarc::driver::{CudaContext, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+    let ctx = CudaContext::new(0).unwrap();
+    let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap()
+        as usize;
+    let stream = ctx.default_stream();
+    fn run<T: Scalar + DeviceRepr + ValidAsZeroBits>(sms: usize, stream: &std::sync::Arc<cudarc::driver::CudaStream>) {
+        let wide = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+        let same = |x: &[T], y: &[T]| wide(x).iter().zip(wide(y)).all(|(a, c)| a.to_bits() == c.to_bits());
+        let seq = Algorithm::Sequential;
+        let nd = Algorithm::NestedDissection;
+        // (N, n, batch, nrhs, algorithm): 8 items per SM fused (f64), 3 per SM the one-warp factor
+        // and the helper warps' solve, 1 per SM the warp pair (neither fused).
+        let shapes = [
+            (1, 5, 8 * sms, 1, seq),
+            (2, 16, 8 * sms, 1, seq),
+            (3, 7, 3 * sms, 3, seq),
+            (31, 32, 3 * sms, 2, seq),
+            (13, 1, 8 * sms, 2, seq),
+            (32, 16, 8 * sms, 1, seq),
+            (17, 32, 5 * sms, 2, seq),
+            (29, 24, sms, 1, seq),
+            (64, 32, 1, 2, nd),
+            (17, 8, 3, 1, nd),
+            (5, 33, 2, 2, nd),
+        ];
+        for (nb, n, batch, nrhs, algorithm) in shapes {
+            let what = format!("{} N={nb} n={n} B={batch} nrhs={nrhs} {algorithm:?}", std::any::type_name::<T>());
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let (mut d, e) = random_problem::<T>(seed_from(&[nb, n, batch, 5]), dims, Layout::RowMajor, 1.0);
+            let bad = batch - 1; // fails in its middle block (column 0: −1e3 on the diagonal)
+            if batch > 1 {
+                d[(bad * nb + nb / 2) * n * n] = T::from_f64(-1e3);
+            }
+            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+            let want_err = (batch > 1).then_some(Error::NotPositiveDefinite { item: bad, block: nb / 2, column: 0 });
+            let check = |r: Result<()>| match want_err.clone() {
+                Some(err) => assert_eq!(r, Err(err), "{what}"),
+                None => r.unwrap(),
+            };
+            let shape = RhsShape::dense(dims, nrhs, Layout::RowMajor);
+            let b = random_vec::<T>(seed_from(&[nb, n, 6]), batch * dims.rows() * nrhs);
+            let mut p = Plan::<T>::new(dims, PlanOptions { algorithm, ..cuda(1) }).unwrap();
+            let device_solve = |p: &mut Plan<T>, fused: bool, b: &[T]| {
+                let mut db = stream.clone_htod(b).unwrap();
+                stream.synchronize().unwrap();
+                let r = unsafe {
+                    let (pb, _g) = db.device_ptr_mut(stream);
+                    if fused {
+                        p.factor_solve_device(shape, pb as *mut T)
+                    } else {
+                        check(p.factor());
+                        p.solve_device(shape, pb as *mut T)
+                    }
+                };
+                (r, stream.clone_dtoh(&db).unwrap())
+            };
+            assert!(matches!(device_solve(&mut p, true, &b).0, Err(Error::InvalidState(_))), "{what}: before upload");
+            p.upload(&m).unwrap();
+            let (r, x_two) = device_solve(&mut p, false, &b);
+            check(r);
+            p.upload(&m).unwrap();
+            let (r, x_one) = device_solve(&mut p, true, &b);
+            check(r);
+            assert!(same(&x_one, &x_two), "{what}: device bits differ");
+            let per = dims.rows() * nrhs;
+            if batch > 1 {
+                assert!(same(&x_one[bad * per..][..per], &b[bad * per..][..per]), "{what}: failed item written");
+            }
+            let skip: Vec<usize> = (batch > 1).then_some(bad).into_iter().collect();
+            let (xr, br) = (RhsRef::new(dims, shape, &x_one).unwrap(), RhsRef::new(dims, shape, &b).unwrap());
+            let be = backward_error(&m, &xr, &br, &skip);
+            assert!(be < tolerance::<T>(n), "{what}: backward error {be:e}");
+            assert!(matches!(device_solve(&mut p, true, &b).0, Err(Error::InvalidState(_))), "{what}: factor twice");
+            // The host factor_solve (Sequence::FactorSolve) against factor then solve.
+            let mut x_host = b.clone();
+            check(p.factor_solve(&m, &mut RhsMut::new(dims, shape, &mut x_host).unwrap()));
+            assert!(same(&x_host, &x_two), "{what}: host bits differ");
+            // A NaN in b: the error, b as it was, the factor standing (solve_device after it).
+            let mut bn = b.clone();
+            bn[per / 2] = T::from_f64(f64::NAN);
+            p.upload(&m).unwrap();
+            let (r, x) = device_solve(&mut p, true, &bn);
+            let (row, col) = ((per / 2) / nrhs, (per / 2) % nrhs);
+            let want = Error::NonFinite { operand: Operand::RightHandSide, item: 0, block: row / n, row: row % n, col };
+            assert_eq!(r, Err(want), "{what}");
+            assert!(same(&x, &bn), "{what}: written despite the NaN");
+            let mut db = stream.clone_htod(&b).unwrap();
+            stream.synchronize().unwrap();
+            let r = unsafe {
+                let (pb, _g) = db.device_ptr_mut(stream);
+                p.solve_device(shape, pb as *mut T)
+            };
+            check(r);
+            assert!(same(&stream.clone_dtoh(&db).unwrap(), &x_two), "{what}: solve after the NaN");
+        }
+    }
+    run::<f64>(sms, &stream);
+    run::<f32>(sms, &stream);
+}

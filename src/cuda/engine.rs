@@ -375,6 +375,10 @@ fn wide_level_min_ctas_from(setting: Option<&str>, dtype: DType, ld: usize, sm_c
 /// The per-item sequential path (kernels/sequential.cu): one launch factors, one solves.
 struct SeqPath {
     factor: SeqKernel,
+    /// The one-warp factor with the forward substitution riding along (kernels/sequential.cu
+    /// FORWARD), for the factor-and-solve sequences: f64 plans where both the factor and the
+    /// solve run one warp per item (batches of more than SEQ_INV_MAX_ITEMS_PER_SM items per SM).
+    factor_forward: Option<SeqKernel>,
     solve: SeqKernel,
 }
 
@@ -486,10 +490,13 @@ enum Sequence {
     Factor,
     /// Forward and backward substitution of `m` packed right-hand sides.
     Solve(usize),
-    /// Factor and solve in one sequence: the forward substitution interlaced with the factor on
-    /// the large-block path; factor, inverses, then the solve on the small-block and sequential
-    /// paths (their solves need the whole factor).
+    /// Factor and solve in one sequence (`enqueue_factor_solve`: the forward substitution
+    /// interlaced with the factor where the path allows).
     FactorSolve(usize),
+    /// The same for right-hand sides in device memory, one pass: pack from the caller's array,
+    /// factor and solve, unpack into the caller's solution (a graph per caller array, as
+    /// `SolveDevice`).
+    FactorSolveDevice(DeviceSolve),
     /// Factor of the items the device mask selects (the others keep factor, status and counts).
     FactorMasked,
     /// Solve of the items the device mask selects.
@@ -521,7 +528,7 @@ struct DeviceSolve {
     strides: (usize, usize, usize),
 }
 
-/// Graphs of `Sequence::SolveDevice` kept at once (a caller cycling through more distinct
+/// Graphs of `Sequence::SolveDevice` and `FactorSolveDevice` kept at once (a caller cycling through more distinct
 /// pointers than this recaptures; a capture costs about as much as a few solves).
 const MAX_DEVICE_SOLVE_GRAPHS: usize = 8;
 
@@ -672,22 +679,51 @@ impl<T: Scalar> CudaEngine<T> {
         let stream = Stream::new_owned(&dev)?;
         let b = dims.batch;
         let seq = if algorithm == GpuAlgorithm::Sequential {
-            let factor = if seq_pair_factor(b, dev.sm_count) {
+            // The one-warp factor, plain or with the forward substitution (`suffix`), its staging
+            // depth chosen as the plain one's (the same shared memory).
+            let one_warp = |suffix: &str| -> Result<SeqKernel> {
+                let two = SeqKernel::new(
+                    f(&format!("btchol_factor_seq_small{suffix}"))?,
+                    SEQ_THREADS,
+                    spec.seq_factor_smem_bytes(2),
+                )?;
+                let one = SeqKernel::new(
+                    f(&format!("btchol_factor_seq_small_1stage{suffix}"))?,
+                    SEQ_THREADS,
+                    spec.seq_factor_smem_bytes(1),
+                )?;
+                Ok(seq_one_warp_stages(b, &dev, two, one, "BTCHOL_SEQ_FACTOR_STAGES"))
+            };
+            let pair_factor = seq_pair_factor(b, dev.sm_count);
+            let factor = if pair_factor {
                 SeqKernel::new(f("btchol_factor_seq_pair_small")?, SEQ_PAIR_THREADS, spec.seq_pair_factor_smem_bytes())?
             } else {
-                let two = SeqKernel::new(f("btchol_factor_seq_small")?, SEQ_THREADS, spec.seq_factor_smem_bytes(2))?;
-                let one =
-                    SeqKernel::new(f("btchol_factor_seq_small_1stage")?, SEQ_THREADS, spec.seq_factor_smem_bytes(1))?;
-                seq_one_warp_stages(b, &dev, two, one, "BTCHOL_SEQ_FACTOR_STAGES")
+                one_warp("")?
             };
-            let solve = if seq_inv_solve(b, &dev, &spec) {
+            let inv_solve = seq_inv_solve(b, &dev, &spec);
+            let solve = if inv_solve {
                 SeqKernel::new(f("btchol_solve_seq_inv_small")?, SEQ_INV_THREADS, spec.seq_inv_solve_smem_bytes())?
             } else {
                 let two = SeqKernel::new(f("btchol_solve_seq_small")?, SEQ_THREADS, 0)?;
                 let one = SeqKernel::new(f("btchol_solve_seq_small_1stage")?, SEQ_THREADS, 0)?;
                 seq_one_warp_stages(b, &dev, two, one, "BTCHOL_SEQ_SOLVE_STAGES")
             };
-            Some(SeqPath { factor, solve })
+            // The factor's forward sweep is the one-warp solve's, bit for bit (the helper warps'
+            // solve multiplies by D̂_i⁻¹ instead, other roundings): factor_solve then gives the
+            // bits of factor + solve. It adds a dependent chain to each step of the factor and
+            // saves a pass over the factor's bytes, so it pays in f64 only. Measured
+            // (factor_solve_device, fused against not, H200, B = 1024, N = 32 / 128, two rounds;
+            // bench/results/experiments/nvidia-h200-2026-11-29-seq-fused-forward-ab.txt): f64
+            // n = 8 / 16 / 32 −2 … −7 % in all six shapes; f32 n = 16 +8 / +14 %, the others
+            // −4 … +2 %. `BTCHOL_SEQ_FUSED_FORWARD=0|1` forces either (A/B runs, tests).
+            let fuse = match std::env::var("BTCHOL_SEQ_FUSED_FORWARD").as_deref() {
+                Ok("0") => false,
+                Ok("1") => true,
+                _ => spec.dtype == DType::F64,
+            } && !pair_factor
+                && !inv_solve;
+            let factor_forward = if fuse { Some(one_warp("_forward")?) } else { None };
+            Some(SeqPath { factor, factor_forward, solve })
         } else {
             None
         };
@@ -1290,12 +1326,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// mask's), so the solve's first kernel may read neither before waiting for it.
     fn enqueue_solve(&self, m: usize, after_writer: bool) -> Result<()> {
         if let Some(sq) = &self.seq {
-            let d = self.dims;
-            let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
-            let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
-            let (diag, slots, y, fail) = (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr);
-            let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail];
-            return unsafe { self.launch_seq(&sq.solve, &mut a) };
+            return self.enqueue_seq_solve(sq, m, false);
         }
         let tail_from = self.tail_from(m);
         let chunk_levels = self.enqueue_chunks_solve(m, true)?;
@@ -1304,6 +1335,50 @@ impl<T: Scalar> CudaEngine<T> {
         self.enqueue_solve_tail(m, after_writer && tail_from == 0 && chunk_levels == 0)?;
         self.enqueue_backward(m, chunk_levels, tail_from)?;
         self.enqueue_chunks_solve(m, false).map(|_| ())
+    }
+
+    /// Queues the sequential path's solve of `m` packed right-hand sides; `backward_only`: the
+    /// factor did the forward sweep (`enqueue_factor_solve`).
+    fn enqueue_seq_solve(&self, sq: &SeqPath, m: usize, backward_only: bool) -> Result<()> {
+        let d = self.dims;
+        let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
+        let (diag, slots, y, fail, bwd) =
+            (self.diag.ptr, self.slots.ptr, self.rhs.ptr, self.fail.ptr, backward_only as i32);
+        let mut a = args![diag, slots, y, nb, n, mm, rows, item_d, item_s, item_r, fail, bwd];
+        unsafe { self.launch_seq(&sq.solve, &mut a) }
+    }
+
+    /// Queues the factor and the solve of `m` packed right-hand sides (after the reset):
+    /// the one-warp sequential factor does the forward substitution itself and the one-warp
+    /// solve only the backward one, so the solve reads the factor's blocks once instead of twice;
+    /// the large-block path queues each level's forward substitution right behind that level's
+    /// factorization (paper §4.5); the small-block path (its solve needs every level's L⁻¹) and
+    /// the other sequential kernels factor first.
+    fn enqueue_factor_solve(&self, m: usize) -> Result<()> {
+        if let Some(sq) = &self.seq {
+            let Some(ff) = &sq.factor_forward else {
+                self.enqueue_factor()?;
+                return self.enqueue_solve(m, true);
+            };
+            let d = self.dims;
+            let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
+            let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
+            let (diag, slots, fail, y) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.rhs.ptr);
+            let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
+            let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted, y, mm, rows, item_r];
+            unsafe { self.launch_seq(ff, &mut a)? };
+            return self.enqueue_seq_solve(sq, m, true);
+        }
+        if self.small.is_some() {
+            self.enqueue_factor()?;
+            return self.enqueue_solve(m, true);
+        }
+        for l in 0..self.levels.len() {
+            self.enqueue_factor_level(l)?;
+            self.enqueue_forward_level(l, m)?;
+        }
+        self.enqueue_backward(m, 0, self.levels.len())
     }
 
     /// Queues the chunk levels of the solve as one sweep per chunk (kernels/chunks.cu): the
@@ -1484,20 +1559,16 @@ impl<T: Scalar> CudaEngine<T> {
                 self.enqueue_factor()
             }
             Sequence::Solve(m) => self.enqueue_solve(m, false),
-            // The small path's solve needs every level's L⁻¹, so it follows the whole factor
-            // (the inverses are one launch after the last level).
-            Sequence::FactorSolve(m) if self.seq.is_some() || self.small.is_some() => {
-                reset()?;
-                self.enqueue_factor()?;
-                self.enqueue_solve(m, true)
-            }
             Sequence::FactorSolve(m) => {
                 reset()?;
-                for l in 0..self.levels.len() {
-                    self.enqueue_factor_level(l)?;
-                    self.enqueue_forward_level(l, m)?;
-                }
-                self.enqueue_backward(m, 0, self.levels.len())
+                self.enqueue_factor_solve(m)
+            }
+            Sequence::FactorSolveDevice(ds) => {
+                reset()?;
+                self.fill_keys(&self.nonfinite)?;
+                self.enqueue_pack(ds)?;
+                self.enqueue_factor_solve(ds.m)?;
+                self.enqueue_unpack(ds)
             }
             Sequence::FactorMasked => {
                 self.enqueue_mask(true, true)?;
@@ -1525,7 +1596,7 @@ impl<T: Scalar> CudaEngine<T> {
     fn run(&mut self, seq: Sequence) -> Result<()> {
         let Some(graphs) = self.graphs.as_ref() else { return self.enqueue(seq) };
         if !graphs.contains_key(&seq) {
-            let per_call = |k: &Sequence| matches!(k, Sequence::SolveDevice(_));
+            let per_call = |k: &Sequence| matches!(k, Sequence::SolveDevice(_) | Sequence::FactorSolveDevice(_));
             if per_call(&seq) && graphs.keys().filter(|k| per_call(k)).count() >= MAX_DEVICE_SOLVE_GRAPHS {
                 // (No graph is destroyed while a launch of it may still be running.)
                 self.stream.synchronize()?;
@@ -1685,6 +1756,42 @@ impl<T: Scalar> CudaEngine<T> {
         // non-finite value anywhere means no column of x was written from then on (chunks solved
         // before it are kept, as with host arrays).
         self.stream.synchronize()?;
+        self.device_rhs_nonfinite()
+    }
+
+    /// Factor and solve of right-hand sides in device memory (at most `max_nrhs` columns) as one
+    /// launch sequence with one wait (`Sequence::FactorSolveDevice`). The outcome of each item
+    /// goes to `status` as from `factor`; a non-finite value in b is reported by
+    /// `device_rhs_nonfinite` afterwards (the factor stands; x is not written).
+    ///
+    /// # Safety
+    /// `b` and `x` must be device memory of this context holding `shape`'s extent.
+    pub unsafe fn factor_solve_device(
+        &mut self,
+        status: &mut [ItemStatus],
+        boosted: &mut [u32],
+        shape: RhsShape,
+        b: u64,
+        x: u64,
+    ) -> Result<()> {
+        debug_assert!(shape.nrhs <= self.max_nrhs);
+        self.dev.bind()?;
+        let (rs, cs) = Self::strides(&shape);
+        let ds = DeviceSolve {
+            m: shape.nrhs,
+            col0: 0,
+            format: SourceFormat::Native,
+            src: b,
+            dst: x,
+            strides: (rs, cs, shape.item_stride),
+        };
+        self.run(Sequence::FactorSolveDevice(ds))?;
+        self.read_status(status, boosted, None)
+    }
+
+    /// The first non-finite value the last device solve's pack found (its item, block, row and
+    /// column), as the error; read after the wait that followed it.
+    pub fn device_rhs_nonfinite(&self) -> Result<()> {
         let d = self.dims;
         let keys = &self.reports[d.batch..2 * d.batch];
         if let Some(item) = keys.iter().position(|&k| k != NO_FAILURE) {

@@ -958,6 +958,31 @@ class Plan(_PlanBase):
             _check(_capi.plan_upload_device_half(h, kind, Dd.ptr, Eptr), "btchol_plan_upload_device_half")
         self._keep = (D, E)
 
+    def factor_solve_device(self, b):
+        """``factor()`` then ``solve_device(b)`` as one call on the GPU: one launch sequence and
+        one wait (``btchol_plan_factor_solve_device``; with the sequential algorithm on large
+        float64 batches the factor does the forward substitution as it goes). ``b``: a writable
+        device array of the plan's
+        dtype, solved in place and returned. Raises as ``factor`` (the other items are solved; a
+        failed item's ``b`` is left unchanged) and as ``solve_device`` (a NaN/Inf in ``b``: the
+        factor stands and ``b`` is not written)."""
+        h = self._h()
+        d = _DeviceArray(b, "b")
+        if d.dtype != self.dtype:
+            raise TypeError(f"b has dtype {d.dtype}, but the plan's dtype is {self.dtype}")
+        if d.readonly:
+            raise ValueError("b is read-only; factor_solve_device overwrites it with the solution")
+        if d.ptr % d.dtype.itemsize:
+            raise ValueError(f"b's device pointer is not aligned for {d.dtype}")
+        m, layout, ld, stride = self._rhs_args(d.shape, d.strides, d.dtype.itemsize, "b")
+        self._consume(d)
+        failed, info = ctypes.c_int64(-1), ctypes.c_int64(0)
+        status = _capi.plan_factor_solve_device(
+            h, d.ptr, m, layout, ld, stride, ctypes.byref(failed), ctypes.byref(info)
+        )
+        self._factor_status(status, "btchol_plan_factor_solve_device", failed, info)
+        return b
+
     def solve_device(self, b, sync: bool = True, half_format=None, out=None):
         """Like ``solve`` for a writable device array exposing ``__cuda_array_interface__``
         (shape and strides as for ``solve``; never copied). The solve runs on the plan's stream

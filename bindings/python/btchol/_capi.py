@@ -153,6 +153,7 @@ plan_boosted_pivots = _declare("btchol_plan_boosted_pivots", c_int32, _plan_p, c
 _solve_args = (_plan_p, c_void_p, c_int64, c_int32, c_int64, c_int64)
 plan_solve = _declare("btchol_plan_solve", c_int32, *_solve_args)
 plan_solve_device = _declare("btchol_plan_solve_device", c_int32, *_solve_args)
+plan_factor_solve_device = _declare("btchol_plan_factor_solve_device", c_int32, *_solve_args, _i64_p, _i64_p)
 plan_upload_masked = _declare("btchol_plan_upload_masked", c_int32, _plan_p, c_void_p, c_void_p, c_void_p)
 plan_factor_masked = _declare("btchol_plan_factor_masked", c_int32, _plan_p, c_void_p, _i64_p, _i64_p)
 plan_solve_masked = _declare(

@@ -462,6 +462,13 @@ def test_device_arrays_cupy(dtype, layout):
             plan.solve_device(cp.zeros((1, 2, 3), dtype=dtype))
         with pytest.raises(TypeError, match="solve_device"):
             plan.solve(xd)
+        # factor and solve in one call: the same solution; a second call needs an upload
+        plan.upload_device(cp.asarray(Dl, order=order), cp.asarray(El, order=order))
+        xd = cp.asarray(bl, order=order)
+        assert plan.factor_solve_device(xd) is xd
+        check_solution(D, E, b, from_layout(layout, cp.asnumpy(xd)), dtype)
+        with pytest.raises(btchol.InvalidStateError):
+            plan.factor_solve_device(xd)
         with pytest.raises(ValueError, match="contiguous"):
             plan.upload_device(cp.asarray(Dl, order="F" if order == "C" else "C"), cp.asarray(El, order=order))
 

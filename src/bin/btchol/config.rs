@@ -74,7 +74,8 @@ pub struct RunSettings {
     pub events: bool,
     /// `--factor-solve`: each repeat also times `Plan::factor_solve` (upload, factor and solve in
     /// one call) and the same three steps as separate calls (the factor_solve_us /
-    /// upload_factor_solve_us columns).
+    /// upload_factor_solve_us columns); with `--rhs device`, `Plan::factor_solve_device` after an
+    /// untimed upload, and factor + solve_device as two calls.
     pub factor_solve: bool,
 }
 

@@ -32,7 +32,9 @@ pub struct Measurement {
     pub factor_events_us: Stats,
     pub solve_events_us: Stats,
     /// `--factor-solve`: `Plan::factor_solve` (upload + factor + solve, right-hand side in host
-    /// memory) in one call, and the same as three calls (upload, factor, solve); else none.
+    /// memory) in one call, and the same as three calls (upload, factor, solve); with
+    /// `--rhs device`, `Plan::factor_solve_device` (factor + solve, after an untimed upload) in one
+    /// call, and factor + solve_device as two; else none.
     pub factor_solve_us: Stats,
     pub upload_factor_solve_us: Stats,
     pub backward_error: f64,
@@ -347,7 +349,30 @@ fn run_typed<T: Scalar>(case: &Case, settings: &RunSettings) -> Result<Measureme
             factor_events.push(ev.elapsed_us(0, 1)?);
             solve_events.push(ev.elapsed_us(2, 3)?);
         }
-        if settings.factor_solve {
+        if let (true, Some(dr)) = (settings.factor_solve, &device_rhs) {
+            // Right-hand sides in GPU memory: the matrix uploaded first, untimed (as for the
+            // factor), then Plan::factor_solve_device as one call and factor + solve_device as two.
+            let shape = RhsShape::dense(dims, case.nrhs, Layout::RowMajor);
+            plan.upload(&matrix)?;
+            plan.synchronize()?;
+            dr.refresh()?;
+            let t = Instant::now();
+            // SAFETY: dr.x holds B·rows·nrhs elements of device memory of the plan's context.
+            unsafe { plan.factor_solve_device(shape, dr.x as *mut T)? };
+            plan.synchronize()?;
+            one_call.push(t.elapsed().as_secs_f64() * 1e6);
+            one_call_x.resize(rhs_len, T::ZERO);
+            dr.read(&mut one_call_x)?;
+            plan.upload(&matrix)?;
+            plan.synchronize()?;
+            dr.refresh()?;
+            let t = Instant::now();
+            plan.factor()?;
+            // SAFETY: as above.
+            unsafe { plan.solve_device(shape, dr.x as *mut T)? };
+            plan.synchronize()?;
+            three_calls.push(t.elapsed().as_secs_f64() * 1e6);
+        } else if settings.factor_solve {
             // As a caller with a new matrix and right-hand side each time would: one call, then
             // the same three steps as separate calls (host right-hand side both ways).
             let mut y = b.clone();

@@ -6,7 +6,7 @@ use super::copy::require_cuda;
 use super::factor::report_factor;
 use super::{access, btchol_plan, with_plan};
 use crate::capi::boundary::{
-    check_disjoint, check_range, fail, guard, non_null, size_arg, slice_from, slice_from_mut, CResult,
+    check_disjoint, check_range, fail, guard, non_null, size_arg, slice_from, slice_from_mut, CResult, Failure,
 };
 use crate::capi::errors::*;
 use crate::capi::options::{btchol_layout, layout_arg};
@@ -150,6 +150,48 @@ pub unsafe extern "C" fn btchol_plan_solve_device(
             p.solve_device(shape, rhs as *mut T)?;
             Ok(())
         })
+    })
+}
+
+/// `btchol_plan_factor` and `btchol_plan_solve_device` in one call: the uploaded batch is
+/// factored and `rhs` (the memory of the plan's GPU, shape as for `btchol_plan_solve`) solved in
+/// place, as one launch sequence with one wait, so the call returns when both are complete. With
+/// the sequential algorithm on large f64 batches (more than four items per multiprocessor) the
+/// factor does the forward substitution as it goes, and the solve reads the factor once instead
+/// of twice. Outputs and errors as for those two:
+/// `BTCHOL_STATUS_NOT_POSITIVE_DEFINITE` with `*failed_item` and `*info` as from
+/// `btchol_plan_factor` (those items' right-hand sides are left unchanged, the others solved);
+/// `BTCHOL_STATUS_NON_FINITE_INPUT` for a NaN/Inf in `rhs`, which then is not written (the
+/// factor stands: `btchol_plan_solve_device` may follow with a finite `rhs`);
+/// `BTCHOL_STATUS_INVALID_STATE` when the batch was not uploaded since its last factor. A CPU plan
+/// returns `BTCHOL_STATUS_NO_CUDA` (use `btchol_plan_factor` and `btchol_plan_solve`).
+///
+/// # Safety
+/// `plan` is NULL or a live handle; `rhs` is NULL or a device pointer to the element count of
+/// `btchol_plan_solve`; `failed_item` and `info` are NULL or writable.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn btchol_plan_factor_solve_device(
+    plan: *mut btchol_plan,
+    rhs: *mut c_void,
+    nrhs: i64,
+    layout: btchol_layout,
+    ld: i64,
+    item_stride: i64,
+    failed_item: *mut i64,
+    info: *mut i64,
+) -> btchol_status {
+    guard("btchol_plan_factor_solve_device", || {
+        let mut a = access(plan)?;
+        non_null(rhs, "rhs")?;
+        let dims = a.plan().dims();
+        let (shape, len) = rhs_shape(dims, nrhs, layout, ld, item_stride)?;
+        require_cuda(a.plan(), "device memory", "; use btchol_plan_factor and btchol_plan_solve")?;
+        let result = with_plan!(a.plan(), |p: T| {
+            check_range::<T>(rhs, len, "rhs")?;
+            Ok::<_, Failure>(p.factor_solve_device(shape, rhs as *mut T))
+        })?;
+        report_factor(dims, result, failed_item, info)
     })
 }
 
