@@ -528,8 +528,9 @@ struct DeviceSolve {
     strides: (usize, usize, usize),
 }
 
-/// Graphs of `Sequence::SolveDevice` and `FactorSolveDevice` kept at once (a caller cycling through more distinct
-/// pointers than this recaptures; a capture costs about as much as a few solves).
+/// Graphs of `Sequence::SolveDevice` and `FactorSolveDevice` kept at once (a caller cycling
+/// through more distinct pointers than this recaptures; a capture costs about as much as a few
+/// solves).
 const MAX_DEVICE_SOLVE_GRAPHS: usize = 8;
 
 /// Numerical options as the kernels take them: pivot policy (PlanOptions::pivot_threshold /
@@ -1112,12 +1113,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// Queues the whole factorization (every level, or the sequential sweep).
     fn enqueue_factor(&self) -> Result<()> {
         if let Some(sq) = &self.seq {
-            let d = self.dims;
-            let (n, nb, (item_d, item_s)) = (d.block_size as i32, d.n_blocks as i32, self.item_extents());
-            let (diag, slots, fail) = (self.diag.ptr, self.slots.ptr, self.fail.ptr);
-            let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
-            let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted];
-            return unsafe { self.launch_seq(&sq.factor, &mut a) };
+            return self.enqueue_seq_factor(&sq.factor, None);
         }
         // (The deep levels on a cluster where the plan has one, the others level by level.)
         let cluster = self.small.as_ref().and_then(|sp| Some((sp, sp.factor_cluster.as_ref()?)));
@@ -1337,6 +1333,21 @@ impl<T: Scalar> CudaEngine<T> {
         self.enqueue_chunks_solve(m, false).map(|_| ())
     }
 
+    /// Queues a sequential factor kernel: `forward` = Some(m) for the one with the forward
+    /// substitution of m packed right-hand sides (SeqPath::factor_forward), None for the others.
+    fn enqueue_seq_factor(&self, k: &SeqKernel, forward: Option<usize>) -> Result<()> {
+        let d = self.dims;
+        let m = forward.unwrap_or(0);
+        let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
+        let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
+        let (diag, slots, fail, y) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.rhs.ptr);
+        let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
+        let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted, y, mm, rows, item_r];
+        // (The other kernels take the first ten.)
+        let used = if forward.is_some() { a.len() } else { 10 };
+        unsafe { self.launch_seq(k, &mut a[..used]) }
+    }
+
     /// Queues the sequential path's solve of `m` packed right-hand sides; `backward_only`: the
     /// factor did the forward sweep (`enqueue_factor_solve`).
     fn enqueue_seq_solve(&self, sq: &SeqPath, m: usize, backward_only: bool) -> Result<()> {
@@ -1361,13 +1372,7 @@ impl<T: Scalar> CudaEngine<T> {
                 self.enqueue_factor()?;
                 return self.enqueue_solve(m, true);
             };
-            let d = self.dims;
-            let (n, nb, mm, rows) = (d.block_size as i32, d.n_blocks as i32, m as i32, d.rows() as i32);
-            let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
-            let (diag, slots, fail, y) = (self.diag.ptr, self.slots.ptr, self.fail.ptr, self.rhs.ptr);
-            let (thr, boost, boosted) = (self.numerics.threshold, self.numerics.boost, self.boosted.ptr);
-            let mut a = args![diag, slots, nb, n, item_d, item_s, fail, thr, boost, boosted, y, mm, rows, item_r];
-            unsafe { self.launch_seq(ff, &mut a)? };
+            self.enqueue_seq_factor(ff, Some(m))?;
             return self.enqueue_seq_solve(sq, m, true);
         }
         if self.small.is_some() {
@@ -1727,26 +1732,15 @@ impl<T: Scalar> CudaEngine<T> {
     /// elements of their formats.
     pub unsafe fn solve_device(&mut self, shape: RhsShape, format: SourceFormat, b: u64, x: u64) -> Result<()> {
         self.dev.bind()?;
-        let (rs, cs) = Self::strides(&shape);
-        let elem_in = if format == SourceFormat::Native { std::mem::size_of::<T>() } else { 2 };
-        let max_nrhs = self.max_nrhs;
-        let chunk = |c0: usize| DeviceSolve {
-            m: max_nrhs.min(shape.nrhs - c0),
-            col0: c0,
-            format,
-            src: b + (c0 * cs * elem_in) as u64,
-            dst: x + (c0 * cs * std::mem::size_of::<T>()) as u64,
-            strides: (rs, cs, shape.item_stride),
-        };
-        if shape.nrhs <= max_nrhs {
+        if shape.nrhs <= self.max_nrhs {
             // One pass: reset, pack, solve and unpack are one graph for this caller array.
-            self.run(Sequence::SolveDevice(chunk(0)))?;
+            self.run(Sequence::SolveDevice(self.device_pass(&shape, format, (b, x), 0)))?;
         } else {
             // Several passes: a graph per pass would crowd out the cache (each pass's pointers
             // differ), so pack and unpack are launched around the shared solve graph.
             self.fill_keys(&self.nonfinite)?;
-            for c0 in (0..shape.nrhs).step_by(max_nrhs) {
-                let ds = chunk(c0);
+            for c0 in (0..shape.nrhs).step_by(self.max_nrhs) {
+                let ds = self.device_pass(&shape, format, (b, x), c0);
                 self.enqueue_pack(ds)?;
                 self.run(Sequence::Solve(ds.m))?;
                 self.enqueue_unpack(ds)?;
@@ -1776,17 +1770,24 @@ impl<T: Scalar> CudaEngine<T> {
     ) -> Result<()> {
         debug_assert!(shape.nrhs <= self.max_nrhs);
         self.dev.bind()?;
-        let (rs, cs) = Self::strides(&shape);
-        let ds = DeviceSolve {
-            m: shape.nrhs,
-            col0: 0,
-            format: SourceFormat::Native,
-            src: b,
-            dst: x,
-            strides: (rs, cs, shape.item_stride),
-        };
+        let ds = self.device_pass(&shape, SourceFormat::Native, (b, x), 0);
         self.run(Sequence::FactorSolveDevice(ds))?;
         self.read_status(status, boosted, None)
+    }
+
+    /// The pass of a device solve from column `c0` (at most `max_nrhs` columns) of the caller's
+    /// b and x (elements of `format` in b, of the plan's type in x).
+    fn device_pass(&self, shape: &RhsShape, format: SourceFormat, (b, x): (u64, u64), c0: usize) -> DeviceSolve {
+        let (rs, cs) = Self::strides(shape);
+        let elem_in = if format == SourceFormat::Native { std::mem::size_of::<T>() } else { 2 };
+        DeviceSolve {
+            m: self.max_nrhs.min(shape.nrhs - c0),
+            col0: c0,
+            format,
+            src: b + (c0 * cs * elem_in) as u64,
+            dst: x + (c0 * cs * std::mem::size_of::<T>()) as u64,
+            strides: (rs, cs, shape.item_stride),
+        }
     }
 
     /// The first non-finite value the last device solve's pack found (its item, block, row and
