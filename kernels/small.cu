@@ -1097,6 +1097,138 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
         }
     }
 }
+// The whole solve of a small system in one CTA per item: every level, forward then backward, with
+// CTA barriers between levels instead of kernel boundaries, and the right-hand sides in shared
+// memory from the first level to the last (the tail kernel above keeps them in global memory and
+// spends a 256-thread group per record: ~1.8 µs a level at n = 8, most of it the round trips).
+// The factor (L⁻¹ of the diagonal blocks, the solved couplings) is read through L1, which a first
+// pass warms with every line of the item's factor, so that only the first level waits for L2.
+// A level's work is dealt out as units (record, column) to segments of WS_W lanes, WS_UNITS per
+// warp (four of 8 lanes at LD = 8): lane i of a segment holds row i, and a unit's shuffles stay
+// in its segment. Forward, per level-CTA record r (the arithmetic of forward_record):
+//   z_e ← L_e⁻¹·y_e for its one or two eliminations (the owner stores z_e),
+//   y_a ← y_a − Σ_e X_{a,e}·z_e;
+// backward, per elimination record (that of backward_record), in place in z:
+//   x_e ← L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s).
+// `prog` (engine whole_solve.rs): per level [first level-CTA record, count, first elimination
+// record, count] (offsets in ints into prog), then the records. Dynamic shared memory: the
+// program, then y and z (rows·m each, plus LD of padding; jit.rs whole_solve_smem_bytes).
+#define WS_THREADS 512
+#define WS_W (LD <= 8 ? 8 : LD <= 16 ? 16 : 32)  // lanes per unit: a power of two ≥ LD
+#define WS_UNITS (32 / WS_W)                     // units per warp
+// Column `i` of a block (global, column-major) into c[]: lane i's row of the block's transpose,
+// by 16-byte loads where the columns are 16-byte multiples (every block padded to 64-byte columns).
+__device__ __forceinline__ void load_col_global(real (&c)[LD], const real* __restrict__ B, int i) {
+    constexpr int V = LD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1;
+#pragma unroll
+    for (int k = 0; k < LD; k += V) {
+        const typename vec_of<V>::type piece = __ldg(reinterpret_cast<const typename vec_of<V>::type*>(B + i * LD + k));
+#pragma unroll
+        for (int t = 0; t < V; ++t) c[k + t] = reinterpret_cast<const real*>(&piece)[t];
+    }
+}
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1) btchol_solve_whole_small(
+    const real* __restrict__ linv, const real* __restrict__ xslots, const real* __restrict__ y, real* __restrict__ z,
+    const int* __restrict__ prog, int n_levels, int prog_len, int n, int m, int rows, long long item_diag,
+    long long item_slots, long long item_rhs, const unsigned long long* fail, int n_blocks, int n_slots) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    int* s_prog = reinterpret_cast<int*>(smem_raw);
+    real* sY = reinterpret_cast<real*>(smem_raw + (prog_len * 4 + 15) / 16 * 16);
+    real* sZ = sY + rows * m + LD;
+    const int tid = threadIdx.x, item = blockIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int sub = lane / WS_W, i = lane % WS_W;
+    constexpr int WARPS = WS_THREADS / 32;
+    for (int k = tid; k < prog_len; k += WS_THREADS) s_prog[k] = prog[k];  // (constant: before the wait)
+    wait_for_previous_kernel();
+    if (fail[item] != NO_FAILURE) return;  // the whole CTA, before any barrier
+    const real* Lb = linv + item * item_diag;
+    const real* Xb = xslots + item * item_slots;
+    {
+        constexpr int LINE = 128 / sizeof(real);
+        const long long nl = ((long long)n_blocks * BS + LINE - 1) / LINE;
+        const long long nx = ((long long)n_slots * BS + LINE - 1) / LINE;
+        for (long long k = tid; k < nl + nx; k += WS_THREADS) prefetch_l1(k < nl ? Lb + k * LINE : Xb + (k - nl) * LINE);
+    }
+    const real* yb = y + item * item_rhs;
+    for (int k = tid; k < rows * m; k += WS_THREADS) sY[k] = yb[k];
+    if (tid < LD) sY[rows * m + tid] = real(0), sZ[rows * m + tid] = real(0);  // (read, times zero, past the end)
+    __syncthreads();
+    const bool row = i < n;
+    for (int lv = 0; lv < n_levels; ++lv) {
+        const int first = s_prog[4 * lv], count = s_prog[4 * lv + 1], units = count * m;
+        // (u0 is warp-uniform, so every lane of a warp meets every shuffle.)
+        for (int u0 = warp * WS_UNITS; u0 < units; u0 += WARPS * WS_UNITS) {
+            const int u = u0 + sub;
+            const bool act = u < units;
+            const int* r = s_prog + first + LREC * (act ? u % count : 0);
+            const int c = act ? u / count : 0, a = act ? r[0] : -1, n_elim = act ? r[1] : 0;
+            real v[2];
+#pragma unroll
+            for (int g = 0; g < 2; ++g) {
+                const int* e = r + 2 + 8 * g;
+                const bool use = g < n_elim;
+                const real* Li = Lb + (use ? e[E_BLOCK] : 0) * BS;
+                const real* ye = sY + (use ? e[E_BLOCK] : 0) * n + c * rows;
+                real s[2] = {real(0), real(0)};
+#pragma unroll
+                for (int k = 0; k < LD; ++k)
+                    if (use && row && k <= i) s[k & 1] += __ldg(Li + i + k * LD) * ye[k];
+                v[g] = s[0] + s[1];
+                if (use && row && e[E_OWNED]) sZ[e[E_BLOCK] * n + c * rows + i] = v[g];
+            }
+            real acc[2] = {real(0), real(0)};
+#pragma unroll
+            for (int g = 0; g < 2; ++g) {
+                const int* e = r + 2 + 8 * g;
+                const bool use = a >= 0 && g < n_elim;
+                const real* X = Xb + (use ? e[E_SLOT + e[E_UPD]] : 0) * BS;
+#pragma unroll
+                for (int k = 0; k < LD; ++k) {
+                    const real zk = __shfl_sync(FULL_MASK, v[g], k, WS_W);
+                    if (use && row) acc[k & 1] += __ldg(X + i + k * LD) * zk;
+                }
+            }
+            if (a >= 0 && row) sY[a * n + c * rows + i] -= acc[0] + acc[1];
+        }
+        __syncthreads();
+    }
+    for (int lv = n_levels - 1; lv >= 0; --lv) {
+        const int first = s_prog[4 * lv + 2], count = s_prog[4 * lv + 3], units = count * m;
+        for (int u0 = warp * WS_UNITS; u0 < units; u0 += WARPS * WS_UNITS) {
+            const int u = u0 + sub;
+            const bool act = u < units;
+            const int* r = s_prog + first + REC * (act ? u % count : 0);
+            const int c = act ? u / count : 0, e = act ? r[0] : 0, ncpl = act ? r[7] : 0;
+            real v = act && row ? sZ[e * n + c * rows + i] : real(0);
+#pragma unroll
+            for (int cc = 0; cc < 2; ++cc) {
+                if (cc < ncpl && row) {
+                    real xc[LD];
+                    load_col_global(xc, Xb + r[1 + 2 * cc] * BS, i);  // (X_{s,e}ᵀ·x_s)_i = Σ_k X(k, i)·x_s[k]
+                    const real* xs = sZ + r[2 + 2 * cc] * n + c * rows;
+                    real s[2] = {real(0), real(0)};
+#pragma unroll
+                    for (int k = 0; k < LD; ++k)
+                        if (k < n) s[k & 1] += xc[k] * xs[k];
+                    v -= s[0] + s[1];
+                }
+            }
+            real lc[LD];
+            load_col_global(lc, Lb + e * BS, row ? i : 0);  // (L_e⁻ᵀ·v)_i = Σ_{k ≥ i} L⁻¹(k, i)·v_k
+            real s[2] = {real(0), real(0)};
+#pragma unroll
+            for (int k = 0; k < LD; ++k) {
+                const real vk = __shfl_sync(FULL_MASK, v, k, WS_W);
+                if (act && row && k >= i && k < n) s[k & 1] += lc[k] * vk;
+            }
+            if (act && row) sZ[e * n + c * rows + i] = s[0] + s[1];
+        }
+        __syncthreads();
+    }
+    real* zb = z + item * item_rhs;
+    for (int k = tid; k < rows * m; k += WS_THREADS) zb[k] = sZ[k];
+}
+
 // The deep levels of a solve in one launch on a thread-block cluster per item (sm_90): the forward
 // levels of the tail in order, then their backward levels in reverse, one phase each. A level's
 // records are dealt round-robin to the cluster's CTAs; in a CTA a forward record takes two warps

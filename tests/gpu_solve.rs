@@ -683,3 +683,66 @@ fn gpu_factor_solve_device_matches_factor_then_solve() {
     run::<f64>(sms, &stream);
     run::<f32>(sms, &stream);
 }
+
+/// Small systems solve in one CTA per item (kernels/small.cu `btchol_solve_whole_small`: every
+/// level, the right-hand sides in shared memory; the plan's default for blocks padded to 8 and
+/// f32 blocks padded to 16 with narrow levels, src/cuda/whole_solve.rs; `BTCHOL_WHOLE_SOLVE=1`
+/// forces it wherever it fits, as a gpu-check step does for this whole binary). Awkward shapes around it: N = 1 … 127 (prime, odd, powers of two), n from
+/// 1 to 16 (odd, not a multiple of the padding), batches of 1 and 3, 1 to 13 right-hand sides
+/// (13: about as many as fit its shared memory at N = 64, n = 8; 40: more, the level launches),
+/// both layouts and precisions: the dense reference's backward error and the CPU's answer; a
+/// failed item is reported and left untouched while the others are solved; device right-hand
+/// sides too.
+#[test]
+fn gpu_small_systems_solve_in_one_cta_per_item() {
+    if !gpu_or_skip("gpu_small_systems_solve_in_one_cta_per_item") {
+        return;
+    }
+    let shapes = [
+        (1, 1, 1, 1),
+        (2, 3, 1, 1),
+        (3, 8, 3, 2),
+        (5, 16, 1, 3),
+        (7, 5, 3, 1),
+        (13, 11, 1, 13),
+        (31, 8, 3, 1),
+        (64, 8, 1, 1),
+        (64, 8, 1, 13),
+        (64, 8, 1, 40),
+        (64, 16, 3, 2),
+        (97, 7, 1, 4),
+        (100, 12, 1, 1),
+        (127, 1, 2, 3),
+    ];
+    for (i, &(nb, n, batch, nrhs)) in shapes.iter().enumerate() {
+        let layout = if i % 2 == 0 { Layout::RowMajor } else { Layout::ColMajor };
+        check::<f64>(nb, n, batch, nrhs, layout);
+        check::<f32>(nb, n, batch, nrhs, layout);
+    }
+    for (nb, n) in [(31, 8), (64, 16)] {
+        let dims = Dims::new(3, nb, n).unwrap();
+        let (mut d, e) = random_problem::<f64>(seed_from(&[nb, n, 5]), dims, Layout::RowMajor, 1.0);
+        (0..n).for_each(|k| d[(nb + nb / 3) * n * n + k * n + k] = -1e3); // item 1 fails
+        let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+        let mut p = Plan::<f64>::new(dims, cuda(1)).unwrap();
+        p.upload(&m).unwrap();
+        assert!(p.factor().is_err());
+        check_solve_skips_failed_item(&mut p, &m, 1);
+    }
+    use cudarc::driver::CudaContext;
+    let stream = CudaContext::new(0).unwrap().default_stream();
+    for (nb, n, nrhs) in [(64, 8, 2), (17, 16, 1)] {
+        let dims = Dims::new(2, nb, n).unwrap();
+        let (d, e) = random_problem::<f64>(seed_from(&[nb, n, 6]), dims, Layout::ColMajor, 1.0);
+        let m = BlockTridiagRef::new(dims, Layout::ColMajor, &d, &e).unwrap();
+        let mut p = Plan::<f64>::new(dims, PlanOptions { layout: Layout::ColMajor, ..cuda(1) }).unwrap();
+        p.upload(&m).unwrap();
+        p.factor().unwrap();
+        let shape = RhsShape::dense(dims, nrhs, Layout::ColMajor);
+        let b = random_vec::<f64>(seed_from(&[nb, n, 7]), 2 * dims.rows() * nrhs);
+        let (res, x) = solve_device_copy(&stream, &mut p, shape, &b);
+        res.unwrap();
+        let be = backward_error_of(&m, shape, &x, &b, &[]);
+        assert!(be < tolerance::<f64>(n), "device solve N={nb} n={n}: backward error {be:e}");
+    }
+}

@@ -20,6 +20,7 @@ use super::jit::{
     SEQ_INV_THREADS, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
+use super::whole_solve::WholeSolve;
 use crate::error::{Error, Operand, Result};
 use crate::host_parallel::{column_runs, shares, Disjoint, Threads};
 use crate::model::{Dims, Layout, RhsShape};
@@ -198,6 +199,9 @@ struct SmallPath<T> {
     /// The factor's deep levels on a cluster per item (sm_90, f64 blocks padded to 16 or 32;
     /// `None` elsewhere: see factor_cluster.rs).
     factor_cluster: Option<FactorCluster>,
+    /// Every level of the solve in one CTA per item, where the plan is small enough (see
+    /// whole_solve.rs; it then takes the place of the levels' launches and of both clusters).
+    whole: Option<WholeSolve>,
     /// First level of the merged tail (see `solve_tail`) and its table.
     tail_from: usize,
     tail: DeviceBuffer<i32>,
@@ -787,7 +791,11 @@ impl<T: Scalar> CudaEngine<T> {
                 ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels, first)?;
             let factor_cluster_fn = f("btchol_factor_cluster_small")?;
             let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cta_levels, first)?;
+            let whole_fn = f("btchol_solve_whole_small")?;
+            let whole =
+                WholeSolve::new(&dev, &spec, whole_fn, dims, &cta_recs, &cta_levels, &recs_host, &levels, first)?;
             Some(SmallPath {
+                whole,
                 cluster,
                 factor_cluster,
                 factor_level,
@@ -1418,15 +1426,27 @@ impl<T: Scalar> CudaEngine<T> {
         Ok(ch.levels)
     }
 
-    /// The cluster solve and its launch, where the plan has one and it takes `m` right-hand sides.
+    /// The whole solve in one CTA per item, where the plan has it and it takes `m` right-hand sides.
+    fn whole_solve(&self, m: usize) -> Option<&WholeSolve> {
+        self.small.as_ref()?.whole.as_ref().filter(|w| w.takes(m))
+    }
+
+    /// The cluster solve and its launch, where the plan has one and it takes `m` right-hand
+    /// sides (and the whole solve does not).
     fn cluster_solve(&self, m: usize) -> Option<(&ClusterSolve, ClusterLaunch)> {
         let cl = self.small.as_ref()?.cluster.as_ref()?;
+        if self.whole_solve(m).is_some() {
+            return None;
+        }
         Some((cl, cl.launch_for(m, self.dims.batch, self.early_launch)?))
     }
 
     /// First level of the merged deep-level solve of `m` right-hand sides (the number of levels
-    /// when there is none).
+    /// when there is none; 0 where the whole solve takes every level).
     fn tail_from(&self, m: usize) -> usize {
+        if self.whole_solve(m).is_some() {
+            return 0;
+        }
         match self.cluster_solve(m) {
             Some((cl, _)) => cl.from,
             None => self.small.as_ref().map_or(self.levels.len(), |sp| sp.tail_from),
@@ -1441,6 +1461,13 @@ impl<T: Scalar> CudaEngine<T> {
         let (n, mm, rows) = (d.block_size as i32, m as i32, d.rows() as i32);
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
+        if let Some(ws) = self.whole_solve(m) {
+            let (nb, ns) = (d.n_blocks as i32, self.n_slots as i32);
+            let sizes = (n, rows, item_d, item_s, item_r, fail);
+            return unsafe {
+                ws.enqueue(self.stream.raw, self.early_launch, d.batch, m, (linv, xslots, y, z), sizes, (nb, ns))
+            };
+        }
         if let Some((cl, cfg)) = self.cluster_solve(m) {
             let packed = (1, rows as i64, item_r);
             return self.launch_cluster_solve(cl, cfg, m, after_writer, (y, packed), (z, packed), 0);

@@ -59,12 +59,13 @@ pub const KERNEL_NAMES: [&str; 17] = [
 
 /// Entry points of the small-block kernels (kernels/small.cu, sequential.cu, chunks.cu), present
 /// when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 19] = [
+pub const SMALL_KERNEL_NAMES: [&str; 20] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
     "btchol_invert_small",
     "btchol_solve_tail_small",
+    "btchol_solve_whole_small",
     "btchol_solve_cluster_small",
     "btchol_forward_level_small",
     "btchol_backward_level_small",
@@ -86,6 +87,8 @@ pub const SMALL_THREADS: usize = 256;
 pub const INV_THREADS: usize = 128;
 /// Threads per CTA of the merged deep-level solve (kernels/small.cu `TAIL_GROUPS * SNT`).
 pub const TAIL_THREADS: usize = 2 * SMALL_THREADS;
+/// Threads per CTA of the whole solve in one CTA (kernels/small.cu `WS_THREADS`).
+pub const WHOLE_SOLVE_THREADS: usize = 512;
 
 /// Threads per CTA of the cluster solve (kernels/small.cu `CL_THREADS`: SMALL_THREADS compute
 /// threads and one producer warp).
@@ -216,6 +219,13 @@ impl KernelSpec {
     /// factor block and two couplings (leading dimension ld + 1).
     pub fn tail_solve_smem_bytes(&self) -> usize {
         2 * (8 * self.ld + 3 * self.ld * (self.ld + 1)) * self.dtype.size_bytes()
+    }
+
+    /// Dynamic shared memory of the whole solve in one CTA (kernels/small.cu
+    /// `btchol_solve_whole_small`) with a program of `prog_len` ints: the program (rounded up to
+    /// 16 bytes), then y and z, each rows·m elements and ld of padding.
+    pub fn whole_solve_smem_bytes(&self, prog_len: usize, rows: usize, m: usize) -> usize {
+        (prog_len * 4).next_multiple_of(16) + 2 * (rows * m + self.ld) * self.dtype.size_bytes()
     }
 
     /// Dynamic shared memory of the sequential factor kernel with `stages` staging buffers (1 or

@@ -9,6 +9,8 @@
 //!   (sm_90), programs and data flow compiled on the host;
 //! * `factor_cluster`: the deep levels of the small-block factor on a cluster per item (sm_90),
 //!   blocks pushed from the CTA that produces them into the shared memory of those that read them;
+//! * `whole_solve`: the whole small-block solve of a small system in one CTA per item (every
+//!   level, right-hand sides in shared memory throughout);
 //! * [`engine`]: launch orchestration, one launch pair per schedule level (one launch per level
 //!   for n ≤ 32, one launch in all for the sequential algorithm), batch masks, pivot policy;
 //! * [`refine`]: the device side of mixed-precision refinement (f64 residuals on the GPU).
@@ -25,6 +27,7 @@ mod host_stager;
 pub mod jit;
 pub mod refine;
 pub mod runtime;
+mod whole_solve;
 
 pub use engine::{CudaEngine, GpuAlgorithm, GpuNumerics, SourceFormat};
 pub use runtime::cuda_available;

@@ -1,0 +1,214 @@
+//! The whole solve of a small system in one CTA per item (kernels/small.cu
+//! `btchol_solve_whole_small`): every level of the nested-dissection solve, forward then
+//! backward, with CTA barriers between levels and the right-hand sides in shared memory
+//! throughout. For small blocks and short horizons a level's work is a few dependent products of
+//! n×n blocks, so the per-level launches (a kernel boundary and global round trips of the
+//! right-hand sides per level: ~2.6 µs a level at n = 8 on the H200) cost more than the work.
+//! Which plans take it, its program (the schedule's records re-packed per level) and its launch.
+
+use cudarc::driver::CudaFunction;
+
+use super::engine::{LevelRecords, LREC, REC};
+use super::jit::{KernelSpec, WHOLE_SOLVE_THREADS};
+use super::runtime::{Device, DeviceBuffer, KernelLaunch};
+use crate::error::Result;
+use crate::model::Dims;
+use crate::scalar::DType;
+
+/// Ints per level at the head of the program: first level-CTA record, count, first elimination
+/// record, count (offsets in ints into the program).
+const HEADER: usize = 4;
+
+/// Lanes per unit of the kernel (kernels/small.cu `WS_W`): a power of two at least ld.
+fn unit_lanes(ld: usize) -> usize {
+    ld.next_power_of_two().clamp(8, 32)
+}
+
+/// The whole-solve kernel of a plan.
+pub(super) struct WholeSolve {
+    func: CudaFunction,
+    prog: DeviceBuffer<i32>,
+    prog_len: usize,
+    n_levels: usize,
+    /// Most right-hand sides one launch takes (y and z of each fit in shared memory).
+    max_m: usize,
+    /// Whether solves take it (the rule, or `BTCHOL_WHOLE_SOLVE`).
+    enabled: bool,
+    rows: usize,
+    spec: KernelSpec,
+}
+
+impl WholeSolve {
+    /// The kernel for a plan whose schedule has no chunk levels (`first == 0`) and whose program
+    /// and one right-hand side fit a CTA's shared memory; `None` otherwise.
+    /// `BTCHOL_WHOLE_SOLVE=0` never takes it, `1` wherever it fits (A/B runs, tests), otherwise
+    /// [`default_rule`] decides.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        dev: &Device,
+        spec: &KernelSpec,
+        func: CudaFunction,
+        dims: Dims,
+        cta_recs: &[i32],
+        cta_levels: &[(usize, usize)],
+        recs: &[i32],
+        levels: &[LevelRecords],
+        first: usize,
+    ) -> Result<Option<WholeSolve>> {
+        let setting = std::env::var("BTCHOL_WHOLE_SOLVE").ok();
+        if first > 0 || setting.as_deref() == Some("0") {
+            return Ok(None);
+        }
+        let prog = whole_solve_program(cta_recs, cta_levels, recs, levels);
+        let rows = dims.rows();
+        let smem = |m: usize| spec.whole_solve_smem_bytes(prog.len(), rows, m);
+        if smem(1) > dev.smem_optin {
+            return Ok(None);
+        }
+        let max_m = (1..=64).take_while(|&m| smem(m) <= dev.smem_optin).last().unwrap_or(1);
+        super::engine::opt_in_shared_memory(&func, smem(max_m))?;
+        let widest = cta_levels.iter().zip(levels).map(|(c, l)| c.1.max(l.n_elim)).max().unwrap_or(0);
+        let enabled = match setting.as_deref() {
+            Some("1") => true,
+            _ => default_rule(spec, levels.len(), widest, dims.batch, dev.sm_count),
+        };
+        let buf = DeviceBuffer::from_host(dev, &prog, "uploading the whole-solve program")?;
+        let (prog_len, n_levels, spec) = (prog.len(), levels.len(), *spec);
+        Ok(Some(WholeSolve { func, prog: buf, prog_len, n_levels, max_m, enabled, rows, spec }))
+    }
+
+    /// Whether a solve of `m` right-hand sides takes it.
+    pub(super) fn takes(&self, m: usize) -> bool {
+        self.enabled && m <= self.max_m
+    }
+
+    /// Enqueues the solve of `m` packed right-hand sides `y` of `batch` items into `z` (the
+    /// kernel's other arguments, kernels/small.cu, in its order).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn enqueue(
+        &self,
+        stream: cudarc::driver::sys::CUstream,
+        early: bool,
+        batch: usize,
+        m: usize,
+        (linv, xslots, y, z): (u64, u64, u64, u64),
+        (n, rows, item_d, item_s, item_r, fail): (i32, i32, i64, i64, i64, u64),
+        (n_blocks, n_slots): (i32, i32),
+    ) -> Result<()> {
+        let (prog, n_levels, prog_len, mm) = (self.prog.ptr, self.n_levels as i32, self.prog_len as i32, m as i32);
+        let mut args = [
+            &linv as *const _ as *mut std::ffi::c_void,
+            &xslots as *const _ as *mut _,
+            &y as *const _ as *mut _,
+            &z as *const _ as *mut _,
+            &prog as *const _ as *mut _,
+            &n_levels as *const _ as *mut _,
+            &prog_len as *const _ as *mut _,
+            &n as *const _ as *mut _,
+            &mm as *const _ as *mut _,
+            &rows as *const _ as *mut _,
+            &item_d as *const _ as *mut _,
+            &item_s as *const _ as *mut _,
+            &item_r as *const _ as *mut _,
+            &fail as *const _ as *mut _,
+            &n_blocks as *const _ as *mut _,
+            &n_slots as *const _ as *mut _,
+        ];
+        let smem = self.spec.whole_solve_smem_bytes(self.prog_len, self.rows, m);
+        let launch =
+            KernelLaunch { grid: batch, threads: WHOLE_SOLVE_THREADS, smem, cluster: 1, early, carveout: None };
+        launch.launch(&self.func, stream, &mut args)
+    }
+}
+
+/// Where the kernel is the default, from the A/B on the H200 of 2026-12-01 (single systems,
+/// device right-hand sides, one binary, `BTCHOL_WHOLE_SOLVE=0` against `1`; bench/results/ab/
+/// README.md): blocks padded to 8 (n ≤ 8), and f32 blocks padded to 16 (n 9..16), where the
+/// solve took 0.70–0.89 of the level launches' time at N = 8 … 64 (f64 n = 8, N = 64: 39.8 →
+/// 30.9 µs; f32 n = 8: 38.2 → 26.8; f32 n = 16: 39.5 → 34.3); not f64 blocks of 16 (0.99–1.14)
+/// nor of 32 (1.4–6.8: the cluster solve is far faster there); from 4 levels (N = 2: 1.09, the
+/// merged tail already takes every level); levels that one round of its units covers (f32 n = 16,
+/// N = 128, two rounds: 1.02); one CTA per item in one wave (batches up to the SM count).
+fn default_rule(spec: &KernelSpec, n_levels: usize, widest_level: usize, batch: usize, sm_count: usize) -> bool {
+    let small_blocks = spec.ld <= 8 || (spec.ld == 16 && spec.dtype == DType::F32);
+    let segments = WHOLE_SOLVE_THREADS / unit_lanes(spec.ld);
+    small_blocks && n_levels >= 4 && widest_level <= segments && batch <= sm_count
+}
+
+/// The program: per level [first level-CTA record, count, first elimination record, count], then
+/// every level's level-CTA records (LREC ints each), then every level's elimination records (REC
+/// ints each), as the per-level kernels read them (engine.rs `level_cta_records`,
+/// `schedule_records`).
+pub(super) fn whole_solve_program(
+    cta_recs: &[i32],
+    cta_levels: &[(usize, usize)],
+    recs: &[i32],
+    levels: &[LevelRecords],
+) -> Vec<i32> {
+    let mut prog = vec![0i32; HEADER * levels.len()];
+    for (l, &(first, count)) in cta_levels.iter().enumerate() {
+        prog[HEADER * l] = prog.len() as i32;
+        prog[HEADER * l + 1] = count as i32;
+        prog.extend_from_slice(&cta_recs[first * LREC..(first + count) * LREC]);
+    }
+    for (l, lr) in levels.iter().enumerate() {
+        prog[HEADER * l + 2] = prog.len() as i32;
+        prog[HEADER * l + 3] = lr.n_elim as i32;
+        prog.extend_from_slice(&recs[lr.elim_offset * REC..(lr.elim_offset + lr.n_elim) * REC]);
+    }
+    prog
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::engine::{level_cta_records, schedule_records};
+    use crate::schedule::Schedule;
+
+    /// Every level's records appear once, in order, where the header says; every block is
+    /// eliminated by exactly one elimination record and owned by exactly one level-CTA record.
+    #[test]
+    fn the_program_holds_every_levels_records_where_its_header_says() {
+        for nb in [1, 2, 3, 5, 17, 64, 100, 127] {
+            let s = Schedule::new(nb);
+            let (cta_recs, cta_levels) = level_cta_records(&s);
+            let (recs, levels) = schedule_records(&s);
+            let prog = whole_solve_program(&cta_recs, &cta_levels, &recs, &levels);
+            let (mut eliminated, mut owned) = (vec![0; nb], vec![0; nb]);
+            for (l, (&(first, count), lr)) in cta_levels.iter().zip(&levels).enumerate() {
+                let h = &prog[HEADER * l..][..HEADER];
+                assert_eq!(h[1] as usize, count);
+                assert_eq!(h[3] as usize, lr.n_elim);
+                let lr_prog = &prog[h[0] as usize..][..count * LREC];
+                assert_eq!(lr_prog, &cta_recs[first * LREC..(first + count) * LREC], "N={nb} level {l}");
+                for r in lr_prog.chunks(LREC) {
+                    for g in 0..r[1] as usize {
+                        owned[r[2 + 8 * g] as usize] += r[2 + 8 * g + 6];
+                    }
+                }
+                for e in prog[h[2] as usize..][..lr.n_elim * REC].chunks(REC) {
+                    eliminated[e[0] as usize] += 1;
+                }
+            }
+            assert!(eliminated.iter().all(|&c| c == 1), "N={nb}: {eliminated:?}");
+            assert!(owned.iter().all(|&c| c == 1), "N={nb}: {owned:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_rule_takes_small_blocks_narrow_levels_and_one_wave() {
+        let spec = |dtype, n| KernelSpec::for_block_size(dtype, n, 227 * 1024);
+        let (f64_8, f32_16, f64_16, f32_8) =
+            (spec(DType::F64, 8), spec(DType::F32, 16), spec(DType::F64, 16), spec(DType::F32, 8));
+        assert_eq!((f64_8.ld, f32_16.ld, f64_16.ld, f32_8.ld), (8, 16, 16, 8));
+        // N = 64: 7 levels, the widest of 32 records.
+        assert!(default_rule(&f64_8, 7, 32, 1, 132) && default_rule(&f32_8, 7, 32, 1, 132));
+        assert!(default_rule(&f32_16, 7, 32, 1, 132));
+        assert!(!default_rule(&f64_16, 7, 32, 1, 132), "f64 blocks of 16: not faster");
+        assert!(!default_rule(&spec(DType::F64, 32), 4, 4, 1, 132), "blocks of 32: the cluster solve");
+        assert!(!default_rule(&f64_8, 2, 1, 1, 132), "N = 2: the merged tail");
+        assert!(default_rule(&f64_8, 8, 64, 1, 132) && !default_rule(&f64_8, 9, 128, 1, 132), "one round of 64 units");
+        assert!(!default_rule(&f32_16, 8, 64, 1, 132), "one round of 32 units");
+        assert!(default_rule(&f64_8, 7, 32, 132, 132) && !default_rule(&f64_8, 7, 32, 133, 132), "one wave");
+    }
+}
