@@ -32,17 +32,15 @@ pub(super) struct WholeSolve {
     n_levels: usize,
     /// Most right-hand sides one launch takes (y and z of each fit in shared memory).
     max_m: usize,
-    /// Whether solves take it (the rule, or `BTCHOL_WHOLE_SOLVE`).
-    enabled: bool,
     rows: usize,
     spec: KernelSpec,
 }
 
 impl WholeSolve {
-    /// The kernel for a plan whose schedule has no chunk levels (`first == 0`) and whose program
-    /// and one right-hand side fit a CTA's shared memory; `None` otherwise.
-    /// `BTCHOL_WHOLE_SOLVE=0` never takes it, `1` wherever it fits (A/B runs, tests), otherwise
-    /// [`default_rule`] decides.
+    /// The kernel for a plan whose solves take it: its schedule has no chunk levels
+    /// (`first == 0`), its program and one right-hand side fit a CTA's shared memory, and
+    /// [`default_rule`] says so (`BTCHOL_WHOLE_SOLVE=0`: never, `1`: wherever it fits, for A/B
+    /// runs and tests); `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         dev: &Device,
@@ -55,8 +53,13 @@ impl WholeSolve {
         levels: &[LevelRecords],
         first: usize,
     ) -> Result<Option<WholeSolve>> {
-        let setting = std::env::var("BTCHOL_WHOLE_SOLVE").ok();
-        if first > 0 || setting.as_deref() == Some("0") {
+        let widest = cta_levels.iter().zip(levels).map(|(c, l)| c.1.max(l.n_elim)).max().unwrap_or(0);
+        let take = match std::env::var("BTCHOL_WHOLE_SOLVE").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => default_rule(spec, levels.len(), widest, dims.batch, dev.sm_count),
+        };
+        if first > 0 || !take {
             return Ok(None);
         }
         let prog = whole_solve_program(cta_recs, cta_levels, recs, levels);
@@ -67,19 +70,14 @@ impl WholeSolve {
         }
         let max_m = (1..=64).take_while(|&m| smem(m) <= dev.smem_optin).last().unwrap_or(1);
         super::engine::opt_in_shared_memory(&func, smem(max_m))?;
-        let widest = cta_levels.iter().zip(levels).map(|(c, l)| c.1.max(l.n_elim)).max().unwrap_or(0);
-        let enabled = match setting.as_deref() {
-            Some("1") => true,
-            _ => default_rule(spec, levels.len(), widest, dims.batch, dev.sm_count),
-        };
         let buf = DeviceBuffer::from_host(dev, &prog, "uploading the whole-solve program")?;
         let (prog_len, n_levels, spec) = (prog.len(), levels.len(), *spec);
-        Ok(Some(WholeSolve { func, prog: buf, prog_len, n_levels, max_m, enabled, rows, spec }))
+        Ok(Some(WholeSolve { func, prog: buf, prog_len, n_levels, max_m, rows, spec }))
     }
 
-    /// Whether a solve of `m` right-hand sides takes it.
+    /// Whether a solve of `m` right-hand sides takes it (their y and z fit).
     pub(super) fn takes(&self, m: usize) -> bool {
-        self.enabled && m <= self.max_m
+        m <= self.max_m
     }
 
     /// Enqueues the solve of `m` packed right-hand sides `y` of `batch` items into `z` (the
