@@ -129,10 +129,17 @@ done
 for t in .bundle/tests/gpu_solve-*; do
     pstep test-gpu_solve-nographs env BTCHOL_CUDA_GRAPHS=0 bash scripts/each-test.sh "$t"
 done
-# The solve tests again with the whole solve in one CTA forced wherever it fits (by default only
-# blocks padded to 8 and f32 blocks padded to 16 take it, src/cuda/whole_solve.rs).
+# The solve tests again with the whole factor and solve in one CTA forced wherever they fit (by
+# default only blocks padded to 8 and f32 blocks padded to 16 take them, src/cuda/whole_*.rs), and
+# the feature suites whose options reach the factor's kernel (pivot boosting, masks).
 for t in .bundle/tests/gpu_solve-*; do
-    pstep test-gpu_solve-whole-forced env BTCHOL_WHOLE_SOLVE=1 bash scripts/each-test.sh "$t"
+    pstep test-gpu_solve-whole-forced env BTCHOL_WHOLE_SOLVE=1 BTCHOL_WHOLE_FACTOR=1 bash scripts/each-test.sh "$t"
+done
+for suite in masks regularize; do
+    for t in .bundle/tests/$suite-*; do
+        pstep "test-$suite-cuda-whole-forced" env BTCHOL_TEST_BACKEND=cuda BTCHOL_WHOLE_SOLVE=1 BTCHOL_WHOLE_FACTOR=1 \
+            bash scripts/each-test.sh "$t"
+    done
 done
 # factor_solve's test again with the forward substitution fused into the f32 sequential factor
 # too (by default f64 only).
@@ -209,10 +216,11 @@ fused="bench --backend cuda --dtype f64,f32 --n 32,29 --N 13,64 --batch 1 --nrhs
 for tool in memcheck racecheck synccheck; do
     step sanitizer-$tool-fused $san --tool $tool .bundle/btchol $fused
 done
-# The whole solve of a small system in one CTA (forced: f64 blocks of 16 take it only so), odd n.
+# The whole factor and solve of a small system in one CTA (forced: f64 blocks of 16 take them only
+# so), odd n.
 whole="bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,5,16 --N 37,64 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 for tool in memcheck racecheck synccheck; do
-    step sanitizer-$tool-whole-solve env BTCHOL_WHOLE_SOLVE=1 $san --tool $tool .bundle/btchol $whole
+    step sanitizer-$tool-whole-solve env BTCHOL_WHOLE_SOLVE=1 BTCHOL_WHOLE_FACTOR=1 $san --tool $tool .bundle/btchol $whole
 done
 # The chunk kernel of partitioned nested dissection (chunks of 3, a short last chunk; odd n).
 chunks="bench --backend cuda --algorithm nd --dtype f64,f32 --n 32,7 --N 37 --batch 2 --nrhs 2 --repeats 1 --warmup 0"

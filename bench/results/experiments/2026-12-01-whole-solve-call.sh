@@ -5,10 +5,9 @@
 # (BTCHOL_WHOLE_SOLVE=0), plus plain nested dissection where the plan partitions (n ≤ 8 from
 # N = 128). One device call, the gpu-check bundle carried:
 #   run(command="bash bench/results/experiments/2026-12-01-whole-solve-call.sh", carry=[".bundle"])
-# Its first form (one A/B: n = 8, 16, 32, N = 2 … 512) ran on the landed kernel
-# (bench/results/ab/nvidia-h200-2026-12-01-whole-solve-ab.csv, ~30 s of device time); this form,
-# for the staged variant (2026-12-01-whole-solve-staged.patch applied, bundle rebuilt), was not
-# run: no device was lent for a second call.
+# Run as it stands on the landed kernel (bench/results/ab/nvidia-h200-2026-12-01-whole-solve-ab.csv,
+# ~30 s of device time). The staged variant and the whole factor are measured by
+# 2026-12-01-whole-factor-call.sh instead.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 [ -f .bundle/payload.txz ] && tar xJf .bundle/payload.txz -C .bundle
@@ -26,12 +25,6 @@ for tool in memcheck racecheck synccheck; do
     echo "=== $tool"; BTCHOL_WHOLE_SOLVE=1 $san --tool $tool .bundle/btchol $small 2>&1 | tail -2
 done
 echo "=== A/B"
-bash scripts/gpu-env-ab.sh 2 levels=BTCHOL_WHOLE_SOLVE=0 whole=BTCHOL_WHOLE_SOLVE=1 -- \
-    --backend cuda --algorithm nd --dtype f64,f32 --n 8,16 --N 2,4,8,16,32,48,64,100 --batch 1 --nrhs 1 --rhs device --repeats 200
-cp "$out/env-ab.csv" "$out/whole-solve-ab.csv"
 bash scripts/gpu-env-ab.sh 2 levels=BTCHOL_WHOLE_SOLVE=0 whole=BTCHOL_WHOLE_SOLVE=1 plainwhole=BTCHOL_WHOLE_SOLVE=1,BTCHOL_CHUNK=0 -- \
-    --backend cuda --algorithm nd --dtype f64,f32 --n 8 --N 128,256 --batch 1,4 --nrhs 1 --rhs device --repeats 200
-cp "$out/env-ab.csv" "$out/whole-solve-ab-2.csv"
-bash scripts/gpu-env-ab.sh 2 levels=BTCHOL_WHOLE_SOLVE=0 whole=BTCHOL_WHOLE_SOLVE=1 -- \
-    --backend cuda --algorithm nd --dtype f64,f32 --n 32,5 --N 2,4,8,64 --batch 1,8 --nrhs 1,4 --rhs device --repeats 100
-cp "$out/env-ab.csv" "$out/whole-solve-ab-3.csv"
+    --backend cuda --algorithm nd --dtype f64,f32 --n 8,16,32 --N 2,8,32,64,128,512 --batch 1 --nrhs 1 --rhs device --repeats 200
+cp "$out/env-ab.csv" "$out/whole-solve-ab.csv" 2>/dev/null

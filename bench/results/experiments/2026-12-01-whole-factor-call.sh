@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# 2026-12-01 (written, not run): the whole small-block factor in one CTA per item
+# (kernels/small.cu btchol_factor_whole_small) and the staged whole solve, as the two patches
+# beside this script make them (apply 2026-12-01-whole-solve-staged.patch, then
+# 2026-12-01-whole-factor.patch, with `git apply`, to main at 9ea8d5f; then scripts/gpu-check.sh bundle).
+# One device call (~4 min), the bundle carried:
+#   run(command="bash bench/results/experiments/2026-12-01-whole-factor-call.sh", carry=[".bundle"])
+# 1. correctness: the new GPU tests with the default rules, the gpu_solve suite and the masks and
+#    regularize suites (CUDA plans) with both kernels forced, memcheck / racecheck / synccheck;
+# 2. A/B on one binary, 2 interleaved rounds: factor and solve with the level launches
+#    (BTCHOL_WHOLE_FACTOR=0 BTCHOL_WHOLE_SOLVE=0), the whole solve only, both, at n = 5, 8, 16 in
+#    f64 and f32, N = 2 … 100, and n = 8 at N = 128 / 256 with plain nested dissection (BTCHOL_CHUNK=0)
+#    against the plan's chunks; batches of 8.
+# Then set whole_factor.rs and whole_solve.rs default_rule from the tables (env-ab CSVs in $OUT).
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+[ -f .bundle/payload.txz ] && tar xJf .bundle/payload.txz -C .bundle
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
+export BTCHOL_REQUIRE_GPU=1 BTCHOL_CACHE_DIR=/tmp/btchol-cache BTCHOL_BIN=$PWD/.bundle/btchol
+out=${OUT:-.bundle/out}; mkdir -p "$out"
+mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
+t=$(ls .bundle/tests/gpu_solve-*)
+echo "=== new tests (default rules)"; $t one_cta_per_item 2>&1 | grep -E "^test |test result"
+forced="BTCHOL_WHOLE_SOLVE=1 BTCHOL_WHOLE_FACTOR=1"
+echo "=== gpu_solve, both forced"; env $forced timeout 240 $t 2>&1 | grep -E "test result|FAILED|panicked" | head -20
+for suite in masks regularize; do
+    echo "=== $suite (cuda), both forced"
+    env $forced BTCHOL_TEST_BACKEND=cuda timeout 120 $(ls .bundle/tests/$suite-*) 2>&1 | grep -E "test result|FAILED|panicked" | head -10
+done
+san="compute-sanitizer --error-exitcode=1"
+small="bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,5,16 --N 37,64 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
+for tool in memcheck racecheck synccheck; do
+    echo "=== $tool"; env $forced $san --tool $tool .bundle/btchol $small 2>&1 | tail -2
+done
+echo "=== A/B"
+ab() { bash scripts/gpu-env-ab.sh 2 levels=BTCHOL_WHOLE_SOLVE=0,BTCHOL_WHOLE_FACTOR=0 solve=BTCHOL_WHOLE_SOLVE=1,BTCHOL_WHOLE_FACTOR=0 \
+    both=BTCHOL_WHOLE_SOLVE=1,BTCHOL_WHOLE_FACTOR=1 "$@"; }
+ab -- --backend cuda --algorithm nd --dtype f64,f32 --n 5,8,16 --N 2,4,8,16,32,64,100 --batch 1 --nrhs 1 --rhs device --repeats 200
+cp "$out/env-ab.csv" "$out/whole-factor-ab.csv"
+ab plain=BTCHOL_WHOLE_SOLVE=1,BTCHOL_WHOLE_FACTOR=1,BTCHOL_CHUNK=0 -- \
+    --backend cuda --algorithm nd --dtype f64,f32 --n 8 --N 128,256 --batch 1 --nrhs 1 --rhs device --repeats 200
+cp "$out/env-ab.csv" "$out/whole-factor-ab-2.csv"
+ab -- --backend cuda --algorithm nd --dtype f64,f32 --n 8,16 --N 16,64 --batch 8 --nrhs 1,4 --rhs device --repeats 100
+cp "$out/env-ab.csv" "$out/whole-factor-ab-3.csv"
