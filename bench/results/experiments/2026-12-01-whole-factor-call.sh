@@ -13,13 +13,10 @@
 #    against the plan's chunks; batches of 8.
 # Then set whole_factor.rs and whole_solve.rs default_rule from the tables (env-ab CSVs in $OUT).
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+source "$(dirname "$0")/device-env.sh"
+use_gpu_check_bundle
 [ -f .bundle/payload.txz ] && tar xJf .bundle/payload.txz -C .bundle
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
-export BTCHOL_REQUIRE_GPU=1 BTCHOL_CACHE_DIR=/tmp/btchol-cache BTCHOL_BIN=$PWD/.bundle/btchol
-out=${OUT:-.bundle/out}; mkdir -p "$out"
-mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
+export BTCHOL_REQUIRE_GPU=1 BTCHOL_BIN=$PWD/$B OUT=$out  # (gpu-env-ab.sh writes to $OUT)
 t=$(ls .bundle/tests/gpu_solve-*)
 echo "=== new tests (default rules)"; $t one_cta_per_item 2>&1 | grep -E "^test |test result"
 forced="BTCHOL_WHOLE_SOLVE=1 BTCHOL_WHOLE_FACTOR=1"
@@ -31,7 +28,7 @@ done
 san="compute-sanitizer --error-exitcode=1"
 small="bench --backend cuda --algorithm nd --dtype f64,f32 --n 8,5,16 --N 37,64 --batch 2 --nrhs 3 --repeats 1 --warmup 0"
 for tool in memcheck racecheck synccheck; do
-    echo "=== $tool"; env $forced $san --tool $tool .bundle/btchol $small 2>&1 | tail -2
+    echo "=== $tool"; env $forced $san --tool $tool "$B" $small 2>&1 | tail -2
 done
 echo "=== A/B"
 ab() { bash scripts/gpu-env-ab.sh 2 levels=BTCHOL_WHOLE_SOLVE=0,BTCHOL_WHOLE_FACTOR=0 solve=BTCHOL_WHOLE_SOLVE=1,BTCHOL_WHOLE_FACTOR=0 \
