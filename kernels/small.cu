@@ -1110,7 +1110,7 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
 //   y_a ← y_a − Σ_e X_{a,e}·z_e;
 // backward, per elimination record (that of backward_record), in place in z:
 //   x_e ← L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s).
-// `prog` (engine whole_solve.rs): per level [first level-CTA record, count, first elimination
+// `prog` (src/cuda/whole_solve.rs): per level [first level-CTA record, count, first elimination
 // record, count] (offsets in ints into prog), then the records. Dynamic shared memory: the
 // program, then y and z (rows·m each, plus LD of padding; jit.rs whole_solve_smem_bytes).
 #define WS_THREADS 512

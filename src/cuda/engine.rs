@@ -1462,11 +1462,11 @@ impl<T: Scalar> CudaEngine<T> {
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
         if let Some(ws) = self.whole_solve(m) {
+            let (prog, n_levels, prog_len) = (ws.prog.ptr, ws.n_levels as i32, ws.prog_len as i32);
             let (nb, ns) = (d.n_blocks as i32, self.n_slots as i32);
-            let sizes = (n, rows, item_d, item_s, item_r, fail);
-            return unsafe {
-                ws.enqueue(self.stream.raw, self.early_launch, d.batch, m, (linv, xslots, y, z), sizes, (nb, ns))
-            };
+            let mut a =
+                args![linv, xslots, y, z, prog, n_levels, prog_len, n, mm, rows, item_d, item_s, item_r, fail, nb, ns];
+            return unsafe { ws.enqueue(self.stream.raw, self.early_launch, d.batch, m, &mut a) };
         }
         if let Some((cl, cfg)) = self.cluster_solve(m) {
             let packed = (1, rows as i64, item_r);

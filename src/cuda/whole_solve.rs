@@ -27,9 +27,9 @@ fn unit_lanes(ld: usize) -> usize {
 /// The whole-solve kernel of a plan.
 pub(super) struct WholeSolve {
     func: CudaFunction,
-    prog: DeviceBuffer<i32>,
-    prog_len: usize,
-    n_levels: usize,
+    pub(super) prog: DeviceBuffer<i32>,
+    pub(super) prog_len: usize,
+    pub(super) n_levels: usize,
     /// Most right-hand sides one launch takes (y and z of each fit in shared memory).
     max_m: usize,
     rows: usize,
@@ -80,42 +80,20 @@ impl WholeSolve {
         m <= self.max_m
     }
 
-    /// Enqueues the solve of `m` packed right-hand sides `y` of `batch` items into `z` (the
-    /// kernel's other arguments, kernels/small.cu, in its order).
-    #[allow(clippy::too_many_arguments)]
+    /// Enqueues the solve of `m` packed right-hand sides of `batch` items with `args`
+    /// (kernels/small.cu's parameter order; the engine builds them, `prog` and its sizes from here).
     pub(super) unsafe fn enqueue(
         &self,
         stream: cudarc::driver::sys::CUstream,
         early: bool,
         batch: usize,
         m: usize,
-        (linv, xslots, y, z): (u64, u64, u64, u64),
-        (n, rows, item_d, item_s, item_r, fail): (i32, i32, i64, i64, i64, u64),
-        (n_blocks, n_slots): (i32, i32),
+        args: &mut [*mut std::ffi::c_void],
     ) -> Result<()> {
-        let (prog, n_levels, prog_len, mm) = (self.prog.ptr, self.n_levels as i32, self.prog_len as i32, m as i32);
-        let mut args = [
-            &linv as *const _ as *mut std::ffi::c_void,
-            &xslots as *const _ as *mut _,
-            &y as *const _ as *mut _,
-            &z as *const _ as *mut _,
-            &prog as *const _ as *mut _,
-            &n_levels as *const _ as *mut _,
-            &prog_len as *const _ as *mut _,
-            &n as *const _ as *mut _,
-            &mm as *const _ as *mut _,
-            &rows as *const _ as *mut _,
-            &item_d as *const _ as *mut _,
-            &item_s as *const _ as *mut _,
-            &item_r as *const _ as *mut _,
-            &fail as *const _ as *mut _,
-            &n_blocks as *const _ as *mut _,
-            &n_slots as *const _ as *mut _,
-        ];
         let smem = self.spec.whole_solve_smem_bytes(self.prog_len, self.rows, m);
         let launch =
             KernelLaunch { grid: batch, threads: WHOLE_SOLVE_THREADS, smem, cluster: 1, early, carveout: None };
-        launch.launch(&self.func, stream, &mut args)
+        launch.launch(&self.func, stream, args)
     }
 }
 
