@@ -2,7 +2,7 @@
 # 2026-12-01 (written, not run): the whole small-block factor in one CTA per item
 # (kernels/small.cu btchol_factor_whole_small) and the staged whole solve, as the two patches
 # beside this script make them (apply 2026-12-01-whole-solve-staged.patch, then
-# 2026-12-01-whole-factor.patch, with `git apply`, to main at 9ea8d5f; then scripts/gpu-check.sh bundle).
+# 2026-12-01-whole-factor.patch, with `git apply`, to main at 20966b9; then scripts/gpu-check.sh bundle).
 # One device call (~4 min), the bundle carried:
 #   run(command="bash bench/results/experiments/2026-12-01-whole-factor-call.sh", carry=[".bundle"])
 # 1. correctness: the new GPU tests with the default rules, the gpu_solve suite and the masks and
