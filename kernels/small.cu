@@ -129,13 +129,19 @@ __device__ __forceinline__ void load_diag_rows(real (&a)[LD], const real* D, int
 // boosted before a failure added to `nboost` (warp-uniform). Rows of D beyond n are identity
 // padding, rows of C beyond n zero. `on_column(j, xj)` runs after column j with this lane's
 // final elements X_c[lane][j] (kernels/sequential.cu publishes them to a second warp).
+// W < 32: the warp sweeps 32 / W panels side by side, one per segment of W ≥ LD lanes (`lane` the
+// lane in its segment, `col` the segment's scratch; results segment-uniform instead of
+// warp-uniform): at LD = 8 a quarter of the instructions per panel. NX = 0 (x unused): lanes past
+// LD may hold coupling rows in a[] instead (a tall panel, a row a lane: 3·LD ≤ 32), since a row
+// below the block gets exactly a coupling row's scaling and update.
 struct NoColumnHook {
     __device__ __forceinline__ void operator()(int, const real*) const {}
 };
-template <int NX, bool EXACT = false, bool PIVOT_SHUFFLE = true, class ColumnHook = NoColumnHook>
-__device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD], int lane, real thr, real boost,
-                                                int& nboost, real* col, ColumnHook on_column = ColumnHook()) {
-    real d = __shfl_sync(FULL_MASK, a[0], 0);
+template <int NX, bool EXACT = false, bool PIVOT_SHUFFLE = true, int W = 32, class ColumnHook = NoColumnHook>
+__device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX > 0 ? NX : 1][LD], int lane, real thr,
+                                                real boost, int& nboost, real* col, ColumnHook on_column = ColumnHook()) {
+    static_assert(W >= LD && 32 % W == 0, "a segment holds the panel's rows");
+    real d = __shfl_sync(FULL_MASK, a[0], 0, W);
     int failed = -1;
     bool subnormal = false;
 #pragma unroll
@@ -150,7 +156,7 @@ __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD]
         const real inv = rsqrt_pivot<EXACT>(p);
         const real l = a[j] * inv;
         a[j] = lane == j ? p * inv : l;
-        real xj[NX];
+        real xj[NX > 0 ? NX : 1];
 #pragma unroll
         for (int c = 0; c < NX; ++c) xj[c] = x[c][j] *= inv;
         real* cj = col + (j & 1) * LD;
@@ -168,8 +174,8 @@ __device__ __forceinline__ int potrf_panel_warp(real (&a)[LD], real (&x)[NX][LD]
                 }
             }
         if (j + 1 < LD)
-            d = PIVOT_SHUFFLE ? __shfl_sync(FULL_MASK, fma(-l, l, a[j + 1]), j + 1)  // (lane j+1's own row)
-                              : fma(-lk[j + 1], lk[j + 1], __shfl_sync(FULL_MASK, a[j + 1], j + 1));
+            d = PIVOT_SHUFFLE ? __shfl_sync(FULL_MASK, fma(-l, l, a[j + 1]), j + 1, W)  // (lane j+1's own row)
+                              : fma(-lk[j + 1], lk[j + 1], __shfl_sync(FULL_MASK, a[j + 1], j + 1, W));
 #pragma unroll
         for (int k = j + 1; k < LD; ++k) {
             a[k] = fma(-l, lk[k], a[k]);
@@ -852,7 +858,6 @@ extern "C" __global__ void __launch_bounds__(SNT, 1) btchol_factor_cluster_small
 #define INV_ROUND(x) (((x) + INV_V - 1) / INV_V * INV_V)
 #define INV_SLD (INV_ROUND(LD + 2) - 1)                                      // > LD; INV_SLD + 1 ≡ 0 mod INV_V
 #define INV_BUF INV_ROUND(LD * INV_SLD + INV_ROUND(LD))                       // per warp
-#define INV_PER_LANE ((LD * LD + 31) / 32)
 #define INV_CHUNK (LD < 4 ? LD : 4)                                          // steps per window width
 // Steps k = C·INV_CHUNK .. (C + 1)·INV_CHUNK − 1 of btchol_invert_small, then the next chunks.
 // x[0..W) holds rows k..k+W−1 of the lane's column, W = LD − C·INV_CHUNK; a step finishes row k
@@ -882,6 +887,54 @@ __device__ __forceinline__ void invert_window_chunks(real (&x)[LD], const real* 
         invert_window_chunks<C + 1>(x, sb, rdiag);
     }
 }
+// L⁻¹ of one block by one warp: L's lower triangle (n×n part) from `L` (leading dimension LD, in
+// global or shared memory), the result to `out` (global memory), zero outside the lower triangle of
+// its n×n part; `sb` (INV_BUF elements, 16-byte aligned) and `rdiag` (LD) the warp's shared scratch.
+// W < 32: one block per segment of W ≥ LD lanes (`lane` the lane in it, the scratch the
+// segment's), 32 / W blocks per warp side by side; `store` false: nothing written (a segment with no block).
+template <int W = 32>
+__device__ __forceinline__ void invert_block_warp(const real* L, real* out, int n, real* sb, real* rdiag, int lane,
+                                                  bool store = true) {
+    static_assert(W >= LD && 32 % W == 0, "a segment holds the block's columns");
+    constexpr int PER_LANE = (LD * LD + W - 1) / W;
+    // L's lower triangle, extended by the identity past n (rows and columns ≥ n are then inert).
+    real v[PER_LANE];
+#pragma unroll
+    for (int p = 0; p < PER_LANE; ++p) {
+        const int idx = lane + W * p, i = idx % LD, j = idx / LD;
+        v[p] = (idx < LD * LD && i >= j && i < n) ? L[idx] : real(i == j);
+    }
+#pragma unroll
+    for (int p = 0; p < PER_LANE; ++p) {
+        const int idx = lane + W * p, i = idx % LD, j = idx / LD;
+        if (idx < LD * LD) sb[i + j * INV_SLD] = v[p];
+    }
+    constexpr int pad_rows = INV_SLD - LD, pads = LD * pad_rows + INV_BUF - LD * INV_SLD;
+    for (int c = lane; c < pads; c += W)
+        sb[c < LD * pad_rows ? LD + c % pad_rows + c / pad_rows * INV_SLD : LD * INV_SLD + c - LD * pad_rows] = real(0);
+    __syncwarp();
+    if (lane < LD) rdiag[lane] = real(1) / sb[lane + lane * INV_SLD];
+    __syncwarp();
+    real x[LD];
+#pragma unroll
+    for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
+    invert_window_chunks<0>(x, sb, rdiag);
+    // Row C·c + i ended in slot LD − C·(c + 1) + i; through shared memory (every lane is done with
+    // L) so that the stores are coalesced.
+    __syncwarp();
+    if (lane < LD)
+#pragma unroll
+        for (int t = 0; t < LD; ++t) {
+            const int c = (LD - 1 - t) / INV_CHUNK, row = c * INV_CHUNK + t - (LD - INV_CHUNK * (c + 1));
+            sb[row + lane * INV_SLD] = x[t];
+        }
+    __syncwarp();
+#pragma unroll
+    for (int p = 0; p < PER_LANE; ++p) {
+        const int idx = lane + W * p, i = idx % LD, j = idx / LD;
+        if (store && idx < LD * LD) out[idx] = i >= j && i < n ? sb[i + j * INV_SLD] : real(0);
+    }
+}
 // The factor's last kernel: it also reports each item's failure key in `report`, page-locked host
 // memory, so that the host reads the status after its wait with no copy.
 extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
@@ -895,46 +948,8 @@ extern "C" __global__ void __launch_bounds__(INV_THREADS) btchol_invert_small(
     const int item = (int)(w / n_blocks), blk = (int)(w % n_blocks);
     if (item < batch && blk == 0 && lane == 0) report[item] = fail[item];
     if (item >= batch || fail[item] != NO_FAILURE) return;
-    const real* L = fact + item * item_diag + (long long)blk * BS;
-    real* out = linv + item * item_diag + (long long)blk * BS;
-    real* sb = s_blk[warp];
-    // L's lower triangle, extended by the identity past n (rows and columns ≥ n are then inert).
-    real v[INV_PER_LANE];
-#pragma unroll
-    for (int p = 0; p < INV_PER_LANE; ++p) {
-        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-        v[p] = (idx < LD * LD && i >= j && i < n) ? L[idx] : real(i == j);
-    }
-#pragma unroll
-    for (int p = 0; p < INV_PER_LANE; ++p) {
-        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-        if (idx < LD * LD) sb[i + j * INV_SLD] = v[p];
-    }
-    constexpr int pad_rows = INV_SLD - LD, pads = LD * pad_rows + INV_BUF - LD * INV_SLD;
-    for (int c = lane; c < pads; c += 32)
-        sb[c < LD * pad_rows ? LD + c % pad_rows + c / pad_rows * INV_SLD : LD * INV_SLD + c - LD * pad_rows] = real(0);
-    __syncwarp();
-    if (lane < LD) s_rdiag[warp][lane] = real(1) / sb[lane + lane * INV_SLD];
-    __syncwarp();
-    real x[LD];
-#pragma unroll
-    for (int t = 0; t < LD; ++t) x[t] = real(t == lane);
-    invert_window_chunks<0>(x, sb, s_rdiag[warp]);
-    // Row C·c + i ended in slot LD − C·(c + 1) + i; through shared memory (every lane is done with
-    // L) so that the stores are coalesced.
-    __syncwarp();
-    if (lane < LD)
-#pragma unroll
-        for (int t = 0; t < LD; ++t) {
-            const int c = (LD - 1 - t) / INV_CHUNK, row = c * INV_CHUNK + t - (LD - INV_CHUNK * (c + 1));
-            sb[row + lane * INV_SLD] = x[t];
-        }
-    __syncwarp();
-#pragma unroll
-    for (int p = 0; p < INV_PER_LANE; ++p) {
-        const int idx = lane + 32 * p, i = idx % LD, j = idx / LD;
-        if (idx < LD * LD) out[idx] = i >= j && i < n ? sb[i + j * INV_SLD] : real(0);
-    }
+    invert_block_warp(fact + item * item_diag + (long long)blk * BS, linv + item * item_diag + (long long)blk * BS, n,
+                      s_blk[warp], s_rdiag[warp], lane);
 }
 
 // Forward substitution of one level-CTA record r (the factorization's records) by a group of SNT
@@ -1098,61 +1113,57 @@ extern "C" __global__ void __launch_bounds__(TAIL_GROUPS * SNT, 1) btchol_solve_
     }
 }
 // The whole solve of a small system in one CTA per item: every level, forward then backward, with
-// CTA barriers between levels instead of kernel boundaries, and the right-hand sides in shared
-// memory from the first level to the last (the tail kernel above keeps them in global memory and
-// spends a 256-thread group per record: ~1.8 µs a level at n = 8, most of it the round trips).
-// The factor (L⁻¹ of the diagonal blocks, the solved couplings) is read through L1, which a first
-// pass warms with every line of the item's factor, so that only the first level waits for L2.
-// A level's work is dealt out as units (record, column) to segments of WS_W lanes, WS_UNITS per
-// warp (four of 8 lanes at LD = 8): lane i of a segment holds row i, and a unit's shuffles stay
-// in its segment. Forward, per level-CTA record r (the arithmetic of forward_record):
+// CTA barriers between levels instead of kernel boundaries, and everything it reads on chip: the
+// item's factor (L⁻¹ of the diagonal blocks, the solved couplings) and right-hand sides are copied
+// into shared memory once, at the start, so no level waits for L2 (the tail kernel above reads
+// them from global memory at every level and spends a 256-thread group per record: ~1.8 µs a level
+// at n = 8; reading the factor through L1, warmed by prefetches, this kernel took ~1.4, H200,
+// 2026-12-01). Shared blocks keep only their n×n part, with an odd leading dimension SN ≥ n, so
+// that lanes reading a row or a column of a block hit distinct banks. A level's work is dealt out
+// as units (record, column) to segments of WS_W lanes, WS_UNITS per warp (four of 8 lanes at
+// LD = 8): lane i of a segment holds row i, and a unit's shuffles stay in its segment. Forward,
+// per level-CTA record r (the arithmetic of forward_record):
 //   z_e ← L_e⁻¹·y_e for its one or two eliminations (the owner stores z_e),
 //   y_a ← y_a − Σ_e X_{a,e}·z_e;
 // backward, per elimination record (that of backward_record), in place in z:
 //   x_e ← L_e⁻ᵀ·(z_e − Σ_s X_{s,e}ᵀ·x_s).
 // `prog` (src/cuda/whole_solve.rs): per level [first level-CTA record, count, first elimination
-// record, count] (offsets in ints into prog), then the records. Dynamic shared memory: the
-// program, then y and z (rows·m each, plus LD of padding; jit.rs whole_solve_smem_bytes).
+// record, count] (offsets in ints into prog), then the records. Dynamic shared memory
+// (jit.rs whole_solve_smem_bytes): the program, the N diagonal blocks' L⁻¹ and the n_slots
+// couplings (n·SN each), then y and z (rows·m each, plus LD of padding).
 #define WS_THREADS 512
 #define WS_W (LD <= 8 ? 8 : LD <= 16 ? 16 : 32)  // lanes per unit: a power of two ≥ LD
 #define WS_UNITS (32 / WS_W)                     // units per warp
-// Column `i` of a block (global, column-major) into c[]: lane i's row of the block's transpose,
-// by 16-byte loads where the columns are 16-byte multiples (every block padded to 64-byte columns).
-__device__ __forceinline__ void load_col_global(real (&c)[LD], const real* __restrict__ B, int i) {
-    constexpr int V = LD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1;
-#pragma unroll
-    for (int k = 0; k < LD; k += V) {
-        const typename vec_of<V>::type piece = __ldg(reinterpret_cast<const typename vec_of<V>::type*>(B + i * LD + k));
-#pragma unroll
-        for (int t = 0; t < V; ++t) c[k + t] = reinterpret_cast<const real*>(&piece)[t];
-    }
-}
 extern "C" __global__ void __launch_bounds__(WS_THREADS, 1) btchol_solve_whole_small(
     const real* __restrict__ linv, const real* __restrict__ xslots, const real* __restrict__ y, real* __restrict__ z,
     const int* __restrict__ prog, int n_levels, int prog_len, int n, int m, int rows, long long item_diag,
     long long item_slots, long long item_rhs, const unsigned long long* fail, int n_blocks, int n_slots) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int SN = n | 1, SB = n * SN;  // shared blocks: leading dimension, size
     int* s_prog = reinterpret_cast<int*>(smem_raw);
-    real* sY = reinterpret_cast<real*>(smem_raw + (prog_len * 4 + 15) / 16 * 16);
+    real* sL = reinterpret_cast<real*>(smem_raw + (prog_len * 4 + 15) / 16 * 16);
+    real* sX = sL + n_blocks * SB;
+    real* sY = sX + n_slots * SB;
     real* sZ = sY + rows * m + LD;
     const int tid = threadIdx.x, item = blockIdx.x, warp = tid >> 5, lane = tid & 31;
     const int sub = lane / WS_W, i = lane % WS_W;
     constexpr int WARPS = WS_THREADS / 32;
     for (int k = tid; k < prog_len; k += WS_THREADS) s_prog[k] = prog[k];  // (constant: before the wait)
     wait_for_previous_kernel();
-    if (fail[item] != NO_FAILURE) return;  // the whole CTA, before any barrier
-    const real* Lb = linv + item * item_diag;
-    const real* Xb = xslots + item * item_slots;
-    {
-        constexpr int LINE = 128 / sizeof(real);
-        const long long nl = ((long long)n_blocks * BS + LINE - 1) / LINE;
-        const long long nx = ((long long)n_slots * BS + LINE - 1) / LINE;
-        for (long long k = tid; k < nl + nx; k += WS_THREADS) prefetch_l1(k < nl ? Lb + k * LINE : Xb + (k - nl) * LINE);
+    // The factor's columns, n elements each (block b < n_blocks: L⁻¹, then the couplings), and
+    // the right-hand sides, all requested before any is waited for.
+    for (int bc = tid; bc < (n_blocks + n_slots) * n; bc += WS_THREADS) {
+        const int b = bc / n, c = bc % n;
+        const real* src = b < n_blocks ? linv + item * item_diag + b * BS : xslots + item * item_slots + (b - n_blocks) * BS;
+        for (int r = 0; r < n; ++r) copy_async(sL + b * SB + c * SN + r, src + c * LD + r);
     }
+    commit_async();
     const real* yb = y + item * item_rhs;
     for (int k = tid; k < rows * m; k += WS_THREADS) sY[k] = yb[k];
     if (tid < LD) sY[rows * m + tid] = real(0), sZ[rows * m + tid] = real(0);  // (read, times zero, past the end)
+    wait_async<0>();
     __syncthreads();
+    if (fail[item] != NO_FAILURE) return;  // the whole CTA, after its only pending copies
     const bool row = i < n;
     for (int lv = 0; lv < n_levels; ++lv) {
         const int first = s_prog[4 * lv], count = s_prog[4 * lv + 1], units = count * m;
@@ -1162,30 +1173,24 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS, 1) btchol_solve_whole_s
             const bool act = u < units;
             const int* r = s_prog + first + LREC * (act ? u % count : 0);
             const int c = act ? u / count : 0, a = act ? r[0] : -1, n_elim = act ? r[1] : 0;
-            real v[2];
-#pragma unroll
+            real acc[2] = {real(0), real(0)};
             for (int g = 0; g < 2; ++g) {
                 const int* e = r + 2 + 8 * g;
                 const bool use = g < n_elim;
-                const real* Li = Lb + (use ? e[E_BLOCK] : 0) * BS;
+                const real* Li = sL + (use ? e[E_BLOCK] : 0) * SB;
                 const real* ye = sY + (use ? e[E_BLOCK] : 0) * n + c * rows;
                 real s[2] = {real(0), real(0)};
 #pragma unroll
                 for (int k = 0; k < LD; ++k)
-                    if (use && row && k <= i) s[k & 1] += __ldg(Li + i + k * LD) * ye[k];
-                v[g] = s[0] + s[1];
-                if (use && row && e[E_OWNED]) sZ[e[E_BLOCK] * n + c * rows + i] = v[g];
-            }
-            real acc[2] = {real(0), real(0)};
-#pragma unroll
-            for (int g = 0; g < 2; ++g) {
-                const int* e = r + 2 + 8 * g;
-                const bool use = a >= 0 && g < n_elim;
-                const real* X = Xb + (use ? e[E_SLOT + e[E_UPD]] : 0) * BS;
+                    if (use && row && k <= i) s[k & 1] += Li[i + k * SN] * ye[k];
+                const real v = s[0] + s[1];
+                if (use && row && e[E_OWNED]) sZ[e[E_BLOCK] * n + c * rows + i] = v;
+                const bool upd = use && a >= 0;
+                const real* X = sX + (upd ? e[E_SLOT + e[E_UPD]] : 0) * SB;
 #pragma unroll
                 for (int k = 0; k < LD; ++k) {
-                    const real zk = __shfl_sync(FULL_MASK, v[g], k, WS_W);
-                    if (use && row) acc[k & 1] += __ldg(X + i + k * LD) * zk;
+                    const real zk = __shfl_sync(FULL_MASK, v, k, WS_W);
+                    if (upd && row && k < n) acc[k & 1] += X[i + k * SN] * zk;
                 }
             }
             if (a >= 0 && row) sY[a * n + c * rows + i] -= acc[0] + acc[1];
@@ -1200,26 +1205,21 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS, 1) btchol_solve_whole_s
             const int* r = s_prog + first + REC * (act ? u % count : 0);
             const int c = act ? u / count : 0, e = act ? r[0] : 0, ncpl = act ? r[7] : 0;
             real v = act && row ? sZ[e * n + c * rows + i] : real(0);
+            for (int cc = 0; cc < ncpl; ++cc) {  // (X_{s,e}ᵀ·x_s)_i = Σ_k X(k, i)·x_s[k]
+                const real* X = sX + r[1 + 2 * cc] * SB;
+                const real* xs = sZ + r[2 + 2 * cc] * n + c * rows;
+                real s[2] = {real(0), real(0)};
 #pragma unroll
-            for (int cc = 0; cc < 2; ++cc) {
-                if (cc < ncpl && row) {
-                    real xc[LD];
-                    load_col_global(xc, Xb + r[1 + 2 * cc] * BS, i);  // (X_{s,e}ᵀ·x_s)_i = Σ_k X(k, i)·x_s[k]
-                    const real* xs = sZ + r[2 + 2 * cc] * n + c * rows;
-                    real s[2] = {real(0), real(0)};
-#pragma unroll
-                    for (int k = 0; k < LD; ++k)
-                        if (k < n) s[k & 1] += xc[k] * xs[k];
-                    v -= s[0] + s[1];
-                }
+                for (int k = 0; k < LD; ++k)
+                    if (row && k < n) s[k & 1] += X[k + i * SN] * xs[k];
+                v -= s[0] + s[1];
             }
-            real lc[LD];
-            load_col_global(lc, Lb + e * BS, row ? i : 0);  // (L_e⁻ᵀ·v)_i = Σ_{k ≥ i} L⁻¹(k, i)·v_k
+            const real* Li = sL + e * SB;  // (L_e⁻ᵀ·v)_i = Σ_{k ≥ i} L⁻¹(k, i)·v_k
             real s[2] = {real(0), real(0)};
 #pragma unroll
             for (int k = 0; k < LD; ++k) {
                 const real vk = __shfl_sync(FULL_MASK, v, k, WS_W);
-                if (act && row && k >= i && k < n) s[k & 1] += lc[k] * vk;
+                if (act && row && k >= i && k < n) s[k & 1] += Li[k + i * SN] * vk;
             }
             if (act && row) sZ[e * n + c * rows + i] = s[0] + s[1];
         }
@@ -1227,6 +1227,239 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS, 1) btchol_solve_whole_s
     }
     real* zb = z + item * item_rhs;
     for (int k = tid; k < rows * m; k += WS_THREADS) zb[k] = sZ[k];
+}
+
+// The whole factorization of a small system in one CTA per item: every level's eliminations and
+// updates with CTA barriers between them, the item's blocks in shared memory from the start (D and
+// the couplings copied in once, the fills made there), then L⁻¹ of every diagonal block: one kernel
+// instead of a launch per level and the inverse's (~2.6 µs a level at n = 8 on the H200, most of it
+// the launches' and the blocks' round trips). A level: one warp per elimination (potrf_panel_warp
+// with both couplings carried along: D̂_e, X_{a,e} and X_{c,e} in one sweep), a barrier, then the
+// updates D_a −= Σ_e X_{a,e}·X_{a,e}ᵀ (lower triangle) and the fills −X_r·X_cᵀ element by element
+// over the whole CTA, a barrier. It writes what the level launches write for the solve: the factor
+// (fact), the solved couplings (xslots), L⁻¹ (linv), the failure key (fail, and `report` as
+// btchol_invert_small does, being the factor's last kernel) and the boosted pivots; the updated D
+// and the fills stay in shared memory (nothing reads diag or slots after a factor). A failing pivot
+// is recorded like the level kernels' (the level's smallest key, fail_key(level, block, column)),
+// and the item stops after that level. Same program as btchol_solve_whole_small.
+// Dynamic shared memory (jit.rs whole_factor_smem_bytes): the program, D (n_blocks blocks of
+// LD×LD), the couplings (n_slots), then per warp segment the inversion's scratch (WF_INV elements).
+// (A lane's rows of the sweep are 3·LD values: at 512 threads, 128 registers, f32 LD = 16 spilled.)
+#define WF_THREADS (LD <= 8 ? 512 : 256)
+#define WF_WARPS (WF_THREADS / 32)
+#define WF_W (LD <= 8 ? 8 : LD <= 16 ? 16 : 32)  // lanes per panel sweep and per inversion (jit.rs segment_lanes)
+#define WF_SEGS (32 / WF_W)                      // sweeps (inversions) side by side in a warp
+#define WF_TALL (3 * LD <= 32)  // a warp per elimination, a row of [D_e; X_{a,e}; X_{c,e}] a lane
+#define WF_INV INV_ROUND(INV_BUF + LD)
+// count elements from global to shared memory, asynchronously, by the whole CTA (16-byte copies
+// where the item's blocks are 16-byte multiples).
+__device__ __forceinline__ void stage_elems(real* dst, const real* src, long long count) {
+    constexpr int V = (BS * sizeof(real)) % 16 == 0 ? 16 / sizeof(real) : 1;
+    for (long long k = (long long)threadIdx.x * V; k < count; k += (long long)WF_THREADS * V) {
+        if (V > 1) copy_async_16(dst + k, src + k);
+        else copy_async(dst + k, src + k);
+    }
+}
+// acc[i] += Σ_k A(i, k)·B(j, k): column j of A·Bᵀ, A and B LD×LD column-major shared blocks
+// (16-byte aligned), A's columns in 16-byte loads.
+__device__ __forceinline__ void gemm_nt_column(real (&acc)[LD], const real* A, const real* B, int j) {
+    constexpr int V = LD % VEC16_ELEMS == 0 ? VEC16_ELEMS : 1;
+#pragma unroll
+    for (int k = 0; k < LD; ++k) {
+        const real b = B[j + k * LD];
+        real col[LD];
+#pragma unroll
+        for (int q = 0; q < LD / V; ++q) {
+            if (V > 1) *reinterpret_cast<vec16*>(col + q * V) = reinterpret_cast<const vec16*>(A + k * LD)[q];
+            else col[q] = A[q + k * LD];
+        }
+#pragma unroll
+        for (int i = 0; i < LD; ++i) acc[i] = fma(col[i], b, acc[i]);
+    }
+}
+// Row r of part `part` of elimination record er's tall panel [D_e; X_{a,e}; X_{c,e}] (WF_TALL: a
+// lane each): D_e's rows identity-padded past n; a coupling's row (its shared slot `slot`) where
+// the record has it (`mine`), zero otherwise, as the lanes past the panel.
+__device__ __forceinline__ void load_tall_row(real (&a)[LD], const real* sD, const real* sS, const int* er, int n,
+                                              int part, int r, bool mine, int slot) {
+    // (Every lane loads from a valid address and selects: no branch per element.)
+    const real* src = part == 0 ? sD + er[0] * BS : sS + slot * BS;
+#pragma unroll
+    for (int k = 0; k < LD; ++k) {
+        const real v = src[r + k * LD];
+        const bool keep = part == 0 ? r < n && k < n : mine;
+        a[k] = keep ? v : real(part == 0 && r == k);
+    }
+}
+// Lane `lane`'s rows of elimination record er's D_e and couplings (shared blocks of LD×LD).
+__device__ __forceinline__ void load_elimination(real (&d)[LD], real (&x)[2][LD], const real* sD, const real* sS,
+                                                 const int* er, int n, int lane) {
+    load_diag_rows(d, sD + er[0] * BS, n, lane);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+        const real* C = sS + (c < er[7] ? er[1 + 2 * c] : 0) * BS;
+#pragma unroll
+        for (int k = 0; k < LD; ++k) x[c][k] = (c < er[7] && lane < LD) ? C[lane + k * LD] : real(0);
+    }
+}
+extern "C" __global__ void __launch_bounds__(WF_THREADS, 1) btchol_factor_whole_small(
+    const real* __restrict__ diag, const real* __restrict__ slots, real* fact, real* xslots, real* linv,
+    const int* __restrict__ prog, int n_levels, int prog_len, int n, long long item_diag, long long item_slots,
+    unsigned long long* fail, real piv_thr, real piv_boost, unsigned* boosted, int n_blocks, int n_slots,
+    unsigned long long* report) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    int* s_prog = reinterpret_cast<int*>(smem_raw);
+    real* sD = reinterpret_cast<real*>(smem_raw + (prog_len * 4 + 15) / 16 * 16);
+    real* sS = sD + n_blocks * BS;
+    real* s_inv = reinterpret_cast<real*>(
+        reinterpret_cast<unsigned char*>(sS) + ((n_slots * BS * sizeof(real) + 15) / 16 * 16));
+    __shared__ __align__(16) real s_col[WF_WARPS][WF_SEGS][2 * LD];
+    __shared__ unsigned long long s_key;
+    __shared__ int s_boost;
+    const int tid = threadIdx.x, item = blockIdx.x, warp = tid >> 5, seg = (tid & 31) / WF_W, lane = tid % WF_W;
+    for (int k = tid; k < prog_len; k += WF_THREADS) s_prog[k] = prog[k];  // (constant: before the wait)
+    wait_for_previous_kernel();
+    const unsigned long long key0 = fail[item];
+    if (skip_item(key0, 0)) {  // masked out
+        if (tid == 0) report[item] = key0;
+        return;
+    }
+    stage_elems(sD, diag + item * item_diag, n_blocks * BS);
+    stage_elems(sS, slots + item * item_slots, n_slots * BS);
+    commit_async();
+    if (tid == 0) s_key = NO_FAILURE, s_boost = 0;
+    wait_async<0>();
+    __syncthreads();
+    real* fact_b = fact + item * item_diag;
+    real* xslot_b = xslots + item * item_slots;
+    for (int lv = 0; lv < n_levels; ++lv) {
+        const int* h = s_prog + 4 * lv;
+#if WF_TALL
+        // A level of one round (deep levels, where the sweep is the level's critical path): one
+        // warp per elimination, a row of the tall panel a lane, a third of a segment's chain of
+        // instructions (w is warp-uniform: the sweep's shuffles and its failure are the warp's).
+        // Wider levels: a segment per elimination, four in a warp (fewer instructions in all).
+        if (h[3] <= WF_WARPS) {
+            for (int w = warp; w < h[3]; w += WF_WARPS) {
+                const int* er = s_prog + h[2] + REC * w;
+                const int e = er[0], part = tid % 32 / LD, r = tid % 32 % LD;  // part 0: D_e, 1 and 2: couplings
+                const bool mine = part == 0 || (part <= 2 && part - 1 < er[7]);
+                const int slot = mine && part > 0 ? er[1 + 2 * (part - 1)] : 0;  // (0: a valid address, unused)
+                real a[LD], none[1][LD];
+                load_tall_row(a, sD, sS, er, n, part, r, mine, slot);
+                int nb = 0;
+                int f = potrf_panel_warp<0>(a, none, tid % 32, piv_thr, piv_boost, nb, s_col[warp][0]);
+                if (f == PANEL_SUBNORMAL) {  // rare: the sweep again with the exact square root (rsqrt_pivot)
+                    load_tall_row(a, sD, sS, er, n, part, r, mine, slot);
+                    nb = 0;
+                    f = potrf_panel_warp<0, true>(a, none, tid % 32, piv_thr, piv_boost, nb, s_col[warp][0]);
+                }
+                if (tid % 32 == 0 && nb > 0) atomicAdd(&s_boost, nb);  // (the level kernels count a failing level's too)
+                if (f >= 0) {
+                    if (tid % 32 == 0) atomicMin(&s_key, fail_key(lv, e, f));
+                    continue;
+                }
+                // In place: D̂_e's rows (lower triangle) and the solved couplings' rows, each lane its own
+                // (which only this warp reads at this level).
+                if (part == 0 && r < n) {
+#pragma unroll
+                    for (int k = 0; k < LD; ++k)
+                        if (k <= r) sD[e * BS + r + k * LD] = a[k], fact_b[e * BS + r + k * LD] = a[k];
+                } else if (part > 0 && mine) {
+#pragma unroll
+                    for (int k = 0; k < LD; ++k) sS[slot * BS + r + k * LD] = a[k], xslot_b[slot * BS + r + k * LD] = a[k];
+                }
+            }
+        } else
+#endif
+        // Elimination w0 + seg in this warp's segment seg (w0 is warp-uniform, so every lane meets
+        // every shuffle of the sweep; a segment past the level's end sweeps a record's blocks too and
+        // writes nothing).
+        for (int w0 = warp * WF_SEGS; w0 < h[3]; w0 += WF_WARPS * WF_SEGS) {
+            const bool act = w0 + seg < h[3];
+            const int* er = s_prog + h[2] + REC * (act ? w0 + seg : w0);
+            const int e = er[0], ncpl = er[7];
+            real d[LD], x[2][LD];
+            load_elimination(d, x, sD, sS, er, n, lane);
+            // The segment's results: its failure or boosted pivots, else D̂_e and the solved couplings
+            // in place (each lane its own rows, which only this segment reads at this level).
+            auto finish = [&](int f, int nb) {
+                if (lane == 0 && nb > 0) atomicAdd(&s_boost, nb);  // (the level kernels count a failing level's too)
+                if (f >= 0) {
+                    if (lane == 0) atomicMin(&s_key, fail_key(lv, e, f));
+                    return;
+                }
+#pragma unroll
+                for (int k = 0; k < LD; ++k)
+                    if (lane < n && k <= lane) sD[e * BS + lane + k * LD] = d[k], fact_b[e * BS + lane + k * LD] = d[k];
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    if (c >= ncpl || lane >= LD) continue;
+                    const int slot = er[1 + 2 * c];
+#pragma unroll
+                    for (int k = 0; k < LD; ++k)
+                        sS[slot * BS + lane + k * LD] = x[c][k], xslot_b[slot * BS + lane + k * LD] = x[c][k];
+                }
+            };
+            int nb = 0;
+            const int f = potrf_panel_warp<2, false, true, WF_W>(d, x, lane, piv_thr, piv_boost, nb, s_col[warp][seg]);
+            const bool redo = act && f == PANEL_SUBNORMAL;
+            if (act && !redo) finish(f, nb);
+            if (__any_sync(FULL_MASK, redo)) {  // rare: the sweep again with the exact square root (rsqrt_pivot)
+                if (redo) load_elimination(d, x, sD, sS, er, n, lane);  // (the others sweep what they hold, unused)
+                nb = 0;
+                const int f2 = potrf_panel_warp<2, true, true, WF_W>(d, x, lane, piv_thr, piv_boost, nb, s_col[warp][seg]);
+                if (redo) finish(f2, nb);
+            }
+        }
+        __syncthreads();
+        if (s_key != NO_FAILURE) break;
+        // The updates (level-CTA records: survivor a and its eliminations) and the fills
+        // (elimination records), a column j a thread: LD FMAs per element, A's columns read as
+        // 16-byte broadcasts (the record's threads read the same ones).
+        const int* lrecs = s_prog + h[0];
+        const int* erecs = s_prog + h[2];
+        const int upd = h[1] * LD, all = upd + h[3] * LD;
+        for (int t = tid; t < all; t += WF_THREADS) {
+            const int u = t < upd ? t : t - upd, j = u % LD;
+            real acc[LD];
+#pragma unroll
+            for (int i = 0; i < LD; ++i) acc[i] = real(0);
+            if (t < upd) {
+                const int* r = lrecs + LREC * (u / LD);
+                const int a = r[0];
+                if (a < 0 || j >= n) continue;
+                for (int g = 0; g < r[1]; ++g) {
+                    const int* e = r + 2 + 8 * g;
+                    const real* X = sS + e[E_SLOT + e[E_UPD]] * BS;
+                    gemm_nt_column(acc, X, X, j);
+                }
+#pragma unroll
+                for (int i = 0; i < LD; ++i)
+                    if (i >= j && i < n) sD[a * BS + i + j * LD] -= acc[i];
+            } else {
+                const int* er = erecs + REC * (u / LD);
+                const int fs = er[5], fr = er[6];
+                if (fs < 0) continue;
+                gemm_nt_column(acc, sS + er[1 + 2 * fr] * BS, sS + er[3 - 2 * fr] * BS, j);
+#pragma unroll
+                for (int i = 0; i < LD; ++i) sS[fs * BS + i + j * LD] = -acc[i];
+            }
+        }
+        __syncthreads();
+    }
+    if (tid == 0 && s_boost > 0) atomicAdd(&boosted[item], (unsigned)s_boost);
+    if (s_key != NO_FAILURE) {
+        if (tid == 0) atomicMin(&fail[item], s_key), report[item] = s_key;
+        return;
+    }
+    real* sb = s_inv + (warp * WF_SEGS + seg) * WF_INV;
+    for (int b0 = warp * WF_SEGS; b0 < n_blocks; b0 += WF_WARPS * WF_SEGS) {  // (b0 warp-uniform: __syncwarp)
+        const int b = min(b0 + seg, n_blocks - 1);  // (a segment past the end inverts the last block, unstored)
+        invert_block_warp<WF_W>(sD + b * BS, linv + item * item_diag + b * BS, n, sb, sb + INV_BUF, lane,
+                                b0 + seg < n_blocks);
+    }
+    if (tid == 0) report[item] = NO_FAILURE;
 }
 
 // The deep levels of a solve in one launch on a thread-block cluster per item (sm_90): the forward

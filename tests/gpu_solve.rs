@@ -746,3 +746,46 @@ fn gpu_small_systems_solve_in_one_cta_per_item() {
         assert!(be < tolerance::<f64>(n), "device solve N={nb} n={n}: backward error {be:e}");
     }
 }
+
+/// Small systems factor in one CTA per item (kernels/small.cu `btchol_factor_whole_small`: every
+/// level and the inverses, the blocks in shared memory; `BTCHOL_WHOLE_FACTOR=1` forces it wherever
+/// it fits, as a gpu-check step does for this binary): failures at the first, a middle and the last
+/// level, and two in one item (the level kernels' rule: the earliest level, then the smallest block
+/// and column), reported as the CPU nested-dissection executor reports them; the other items are
+/// factored and solved, and a good matrix factors again.
+#[test]
+fn gpu_small_systems_factor_in_one_cta_per_item() {
+    if !gpu_or_skip("gpu_small_systems_factor_in_one_cta_per_item") {
+        return;
+    }
+    for (nb, n, batch) in [(8usize, 8, 1), (13, 5, 3), (31, 8, 2), (64, 8, 2), (64, 16, 2), (97, 3, 1), (33, 12, 2)] {
+        let root = (1usize << (usize::BITS - 1 - nb.leading_zeros())) - 1; // (eliminated at the last level)
+        for blocks in [vec![0], vec![nb / 2], vec![root], vec![nb - 1, 1]] {
+            let dims = Dims::new(batch, nb, n).unwrap();
+            let (good, e) = random_problem::<f64>(seed_from(&[nb, n, blocks[0], 8]), dims, Layout::RowMajor, 1.0);
+            let mut d = good.clone();
+            let bad = batch - 1;
+            for &block in &blocks {
+                let col = (n - 1).min(1 + block % n);
+                d[(bad * nb + block) * n * n + col * n + col] = -1e3;
+            }
+            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
+            let cpu_opts =
+                PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, ..Default::default() };
+            let mut cpu = Plan::<f64>::new(dims, cpu_opts).unwrap();
+            cpu.upload(&m).unwrap();
+            let want = cpu.factor();
+            assert!(matches!(want, Err(Error::NotPositiveDefinite { item, .. }) if item == bad), "CPU: {want:?}");
+            let mut gpu = Plan::<f64>::new(dims, cuda(1)).unwrap();
+            gpu.upload(&m).unwrap();
+            assert_eq!(gpu.factor(), want, "N={nb} n={n} blocks {blocks:?}");
+            for (i, st) in gpu.item_status().iter().enumerate() {
+                assert_eq!(*st == ItemStatus::Factored, i != bad, "item {i}");
+            }
+            check_solve_skips_failed_item(&mut gpu, &m, bad);
+            let ok = BlockTridiagRef::new(dims, Layout::RowMajor, &good, &e).unwrap();
+            gpu.upload(&ok).unwrap();
+            gpu.factor().unwrap();
+        }
+    }
+}

@@ -20,6 +20,7 @@ use super::jit::{
     SEQ_INV_THREADS, SEQ_MAX_BLOCK_SIZE, SEQ_PAIR_THREADS, SEQ_THREADS, SMALL_THREADS, TAIL_THREADS,
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
+use super::whole_factor::WholeFactor;
 use super::whole_solve::WholeSolve;
 use crate::error::{Error, Operand, Result};
 use crate::host_parallel::{column_runs, shares, Disjoint, Threads};
@@ -202,6 +203,10 @@ struct SmallPath<T> {
     /// Every level of the solve in one CTA per item, where the plan is small enough (see
     /// whole_solve.rs; it then takes the place of the levels' launches and of both clusters).
     whole: Option<WholeSolve>,
+    /// Every level of the factor and the inverses in one CTA per item, where the plan is small
+    /// enough (see whole_factor.rs; it then takes the place of the levels' launches, the factor
+    /// cluster and the inverse's launch).
+    whole_factor: Option<WholeFactor>,
     /// First level of the merged tail (see `solve_tail`) and its table.
     tail_from: usize,
     tail: DeviceBuffer<i32>,
@@ -258,6 +263,17 @@ fn eliminate_cluster(
 
 /// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
 /// with dynamic shared memory, since its static shared memory counts against the same limit).
+/// The most dynamic shared memory one CTA of `func` can opt in to on `dev`: the device's opt-in
+/// limit less the kernel's static shared memory, which counts against the same limit (asking
+/// for more fails the opt-in with CUDA_ERROR_INVALID_VALUE).
+pub(super) fn dynamic_smem_limit(func: &CudaFunction, dev: &Device) -> usize {
+    let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
+    // (The query cannot fail for a loaded function; 2 KB, above every kernel's, if it does.)
+    let static_bytes = unsafe { result::function::get_function_attribute(func.cu_function(), attr) }
+        .map_or(2048, |b| b.max(0) as usize);
+    dev.smem_optin.saturating_sub(static_bytes)
+}
+
 pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
     unsafe {
         result::function::set_function_attribute(
@@ -794,8 +810,22 @@ impl<T: Scalar> CudaEngine<T> {
             let whole_fn = f("btchol_solve_whole_small")?;
             let whole =
                 WholeSolve::new(&dev, &spec, whole_fn, dims, &cta_recs, &cta_levels, &recs_host, &levels, first)?;
+            let whole_factor_fn = f("btchol_factor_whole_small")?;
+            let whole_factor = WholeFactor::new(
+                &dev,
+                &spec,
+                whole_factor_fn,
+                dims,
+                n_slots,
+                &cta_recs,
+                &cta_levels,
+                &recs_host,
+                &levels,
+                first,
+            )?;
             Some(SmallPath {
                 whole,
+                whole_factor,
                 cluster,
                 factor_cluster,
                 factor_level,
@@ -1122,6 +1152,21 @@ impl<T: Scalar> CudaEngine<T> {
     fn enqueue_factor(&self) -> Result<()> {
         if let Some(sq) = &self.seq {
             return self.enqueue_seq_factor(&sq.factor, None);
+        }
+        if let Some((sp, wf)) = self.small.as_ref().and_then(|sp| Some((sp, sp.whole_factor.as_ref()?))) {
+            let d = self.dims;
+            let (n, nb, ns, (item_d, item_s)) =
+                (d.block_size as i32, d.n_blocks as i32, self.n_slots as i32, self.item_extents());
+            let (diag, slots, fact, xslots, linv) =
+                (self.diag.ptr, self.slots.ptr, sp.fact.ptr, sp.xslots.ptr, sp.linv.ptr);
+            let (prog, n_levels, prog_len) = (wf.prog.ptr, wf.n_levels as i32, wf.prog_len as i32);
+            let (fail, thr, boost, boosted, report) =
+                (self.fail.ptr, self.numerics.threshold, self.numerics.boost, self.boosted.ptr, self.reports_mapped);
+            let mut a = args![
+                diag, slots, fact, xslots, linv, prog, n_levels, prog_len, n, item_d, item_s, fail, thr, boost,
+                boosted, nb, ns, report
+            ];
+            return unsafe { wf.enqueue(self.stream.raw, self.early_launch, d.batch, &mut a) };
         }
         // (The deep levels on a cluster where the plan has one, the others level by level.)
         let cluster = self.small.as_ref().and_then(|sp| Some((sp, sp.factor_cluster.as_ref()?)));

@@ -93,7 +93,7 @@ impl FactorCluster {
             return Ok(None);
         };
         let smem = shared_bytes(spec.ld, spec.dtype.size_bytes());
-        if smem > dev.smem_optin {
+        if smem > super::engine::dynamic_smem_limit(&func, dev) {
             return Ok(None);
         }
         if size > 8 {

@@ -59,13 +59,14 @@ pub const KERNEL_NAMES: [&str; 17] = [
 
 /// Entry points of the small-block kernels (kernels/small.cu, sequential.cu, chunks.cu), present
 /// when `ld ≤ 32`.
-pub const SMALL_KERNEL_NAMES: [&str; 20] = [
+pub const SMALL_KERNEL_NAMES: [&str; 21] = [
     "btchol_factor_level_small",
     "btchol_factor_cluster_small",
     "btchol_factor_level_small_wide",
     "btchol_invert_small",
     "btchol_solve_tail_small",
     "btchol_solve_whole_small",
+    "btchol_factor_whole_small",
     "btchol_solve_cluster_small",
     "btchol_forward_level_small",
     "btchol_backward_level_small",
@@ -89,6 +90,21 @@ pub const INV_THREADS: usize = 128;
 pub const TAIL_THREADS: usize = 2 * SMALL_THREADS;
 /// Threads per CTA of the whole solve in one CTA (kernels/small.cu `WS_THREADS`).
 pub const WHOLE_SOLVE_THREADS: usize = 512;
+/// Threads per CTA of the whole factor in one CTA (kernels/small.cu `WF_THREADS`): a warp per
+/// elimination, whose sweep holds 3·ld values a lane.
+/// Lanes per unit of the whole kernels (kernels/small.cu `WS_W`, `WF_W`): a power of two ≥ ld,
+/// from 8, so that a warp works on 32 / lanes blocks side by side where they are small.
+pub fn segment_lanes(ld: usize) -> usize {
+    ld.next_power_of_two().clamp(8, 32)
+}
+
+pub fn whole_factor_threads(ld: usize) -> usize {
+    if ld <= 8 {
+        512
+    } else {
+        256
+    }
+}
 
 /// Threads per CTA of the cluster solve (kernels/small.cu `CL_THREADS`: SMALL_THREADS compute
 /// threads and one producer warp).
@@ -222,10 +238,34 @@ impl KernelSpec {
     }
 
     /// Dynamic shared memory of the whole solve in one CTA (kernels/small.cu
-    /// `btchol_solve_whole_small`) with a program of `prog_len` ints: the program (rounded up to
-    /// 16 bytes), then y and z, each rows·m elements and ld of padding.
-    pub fn whole_solve_smem_bytes(&self, prog_len: usize, rows: usize, m: usize) -> usize {
-        (prog_len * 4).next_multiple_of(16) + 2 * (rows * m + self.ld) * self.dtype.size_bytes()
+    /// `btchol_solve_whole_small`) of an item of `n_blocks` blocks of size n and `n_slots`
+    /// couplings with a program of `prog_len` ints: the program (rounded up to 16 bytes), every
+    /// block's n×n part with leading dimension n | 1, then y and z, each rows·m elements and ld of
+    /// padding.
+    pub fn whole_solve_smem_bytes(
+        &self,
+        prog_len: usize,
+        (n, n_blocks, n_slots): (usize, usize, usize),
+        m: usize,
+    ) -> usize {
+        let blocks = (n_blocks + n_slots) * n * (n | 1);
+        (prog_len * 4).next_multiple_of(16) + (blocks + 2 * (n_blocks * n * m + self.ld)) * self.dtype.size_bytes()
+    }
+
+    /// Dynamic shared memory of the whole factor in one CTA (kernels/small.cu
+    /// `btchol_factor_whole_small`) with a program of `prog_len` ints: the program (rounded up to
+    /// 16 bytes), the n_blocks diagonal blocks, the n_slots couplings (rounded up to 16 bytes),
+    /// then per warp segment the inversion's scratch (`WF_INV`: `INV_BUF` + ld, in 16-byte pieces).
+    pub fn whole_factor_smem_bytes(&self, prog_len: usize, n_blocks: usize, n_slots: usize) -> usize {
+        let (ld, elem) = (self.ld, self.dtype.size_bytes());
+        let piece = |x: usize| x.next_multiple_of(16 / elem);
+        let inv_sld = piece(ld + 2) - 1;
+        let inv_buf = piece(ld * inv_sld + piece(ld));
+        let warps = whole_factor_threads(ld) / 32;
+        (prog_len * 4).next_multiple_of(16)
+            + n_blocks * ld * ld * elem
+            + (n_slots * ld * ld * elem).next_multiple_of(16)
+            + warps * (32 / segment_lanes(ld)) * piece(inv_buf + ld) * elem
     }
 
     /// Dynamic shared memory of the sequential factor kernel with `stages` staging buffers (1 or

@@ -9,6 +9,8 @@
 //!   (sm_90), programs and data flow compiled on the host;
 //! * `factor_cluster`: the deep levels of the small-block factor on a cluster per item (sm_90),
 //!   blocks pushed from the CTA that produces them into the shared memory of those that read them;
+//! * `whole_factor`: the whole small-block factor of a small system in one CTA per item (every
+//!   level and the inverses, the blocks in shared memory throughout);
 //! * `whole_solve`: the whole small-block solve of a small system in one CTA per item (every
 //!   level, right-hand sides in shared memory throughout);
 //! * [`engine`]: launch orchestration, one launch pair per schedule level (one launch per level
@@ -27,6 +29,7 @@ mod host_stager;
 pub mod jit;
 pub mod refine;
 pub mod runtime;
+mod whole_factor;
 mod whole_solve;
 
 pub use engine::{CudaEngine, GpuAlgorithm, GpuNumerics, SourceFormat};

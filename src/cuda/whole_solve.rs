@@ -1,15 +1,15 @@
 //! The whole solve of a small system in one CTA per item (kernels/small.cu
 //! `btchol_solve_whole_small`): every level of the nested-dissection solve, forward then
-//! backward, with CTA barriers between levels and the right-hand sides in shared memory
-//! throughout. For small blocks and short horizons a level's work is a few dependent products of
-//! n×n blocks, so the per-level launches (a kernel boundary and global round trips of the
-//! right-hand sides per level: ~2.6 µs a level at n = 8 on the H200) cost more than the work.
-//! Which plans take it, its program (the schedule's records re-packed per level) and its launch.
-
+//! backward, with CTA barriers between levels, the item's factor and right-hand sides copied into
+//! shared memory once. For small blocks and short horizons a level's work is a few dependent
+//! products of n×n blocks, so the per-level launches (a kernel boundary and global round trips
+//! per level: ~2.6 µs a level at n = 8 on the H200) cost far more than the work. Which plans take
+//! it (those whose item fits a CTA's shared memory), its program (the schedule's records
+//! re-packed per level) and its launch.
 use cudarc::driver::CudaFunction;
 
 use super::engine::{LevelRecords, LREC, REC};
-use super::jit::{KernelSpec, WHOLE_SOLVE_THREADS};
+use super::jit::{segment_lanes, KernelSpec, WHOLE_SOLVE_THREADS};
 use super::runtime::{Device, DeviceBuffer, KernelLaunch};
 use crate::error::Result;
 use crate::model::Dims;
@@ -19,11 +19,6 @@ use crate::scalar::DType;
 /// record, count (offsets in ints into the program).
 const HEADER: usize = 4;
 
-/// Lanes per unit of the kernel (kernels/small.cu `WS_W`): a power of two at least ld.
-fn unit_lanes(ld: usize) -> usize {
-    ld.next_power_of_two().clamp(8, 32)
-}
-
 /// The whole-solve kernel of a plan.
 pub(super) struct WholeSolve {
     func: CudaFunction,
@@ -32,7 +27,8 @@ pub(super) struct WholeSolve {
     pub(super) n_levels: usize,
     /// Most right-hand sides one launch takes (y and z of each fit in shared memory).
     max_m: usize,
-    rows: usize,
+    /// Block size, blocks and couplings per item.
+    sizes: (usize, usize, usize),
     spec: KernelSpec,
 }
 
@@ -63,16 +59,17 @@ impl WholeSolve {
             return Ok(None);
         }
         let prog = whole_solve_program(cta_recs, cta_levels, recs, levels);
-        let rows = dims.rows();
-        let smem = |m: usize| spec.whole_solve_smem_bytes(prog.len(), rows, m);
-        if smem(1) > dev.smem_optin {
+        let sizes = (dims.block_size, dims.n_blocks, slot_count(recs, levels));
+        let smem = |m: usize| spec.whole_solve_smem_bytes(prog.len(), sizes, m);
+        let limit = super::engine::dynamic_smem_limit(&func, dev);
+        if smem(1) > limit {
             return Ok(None);
         }
-        let max_m = (1..=64).take_while(|&m| smem(m) <= dev.smem_optin).last().unwrap_or(1);
+        let max_m = (1..=64).take_while(|&m| smem(m) <= limit).last().unwrap_or(1);
         super::engine::opt_in_shared_memory(&func, smem(max_m))?;
         let buf = DeviceBuffer::from_host(dev, &prog, "uploading the whole-solve program")?;
         let (prog_len, n_levels, spec) = (prog.len(), levels.len(), *spec);
-        Ok(Some(WholeSolve { func, prog: buf, prog_len, n_levels, max_m, rows, spec }))
+        Ok(Some(WholeSolve { func, prog: buf, prog_len, n_levels, max_m, sizes, spec }))
     }
 
     /// Whether a solve of `m` right-hand sides takes it (their y and z fit).
@@ -90,25 +87,37 @@ impl WholeSolve {
         m: usize,
         args: &mut [*mut std::ffi::c_void],
     ) -> Result<()> {
-        let smem = self.spec.whole_solve_smem_bytes(self.prog_len, self.rows, m);
+        let smem = self.spec.whole_solve_smem_bytes(self.prog_len, self.sizes, m);
         let launch =
             KernelLaunch { grid: batch, threads: WHOLE_SOLVE_THREADS, smem, cluster: 1, early, carveout: None };
         launch.launch(&self.func, stream, args)
     }
 }
 
-/// Where the kernel is the default, from the A/B on the H200 of 2026-12-01 (single systems,
-/// device right-hand sides, one binary, `BTCHOL_WHOLE_SOLVE=0` against `1`; bench/results/ab/
-/// README.md): blocks padded to 8 (n ≤ 8), and f32 blocks padded to 16 (n 9..16), where the
-/// solve took 0.70–0.89 of the level launches' time at N = 8 … 64 (f64 n = 8, N = 64: 39.8 →
-/// 30.9 µs; f32 n = 8: 38.2 → 26.8; f32 n = 16: 39.5 → 34.3); not f64 blocks of 16 (0.99–1.14)
-/// nor of 32 (1.4–6.8: the cluster solve is far faster there); from 4 levels (N = 2: 1.09, the
-/// merged tail already takes every level); levels that one round of its units covers (f32 n = 16,
-/// N = 128, two rounds: 1.02); one CTA per item in one wave (batches up to the SM count).
+/// Where the kernel is the default, from the A/Bs on the H200 of 2026-12-01 (single systems and
+/// batches of 8, device right-hand sides, one binary, `BTCHOL_WHOLE_SOLVE=0` against `1`;
+/// bench/results/ab/README.md), with the factor staged in shared memory: blocks padded to 8
+/// (n ≤ 8), where the solve took 0.66–0.86 of the level launches' time at N = 8 … 100 (f64 n = 8,
+/// N = 64: 40.5 → 30.2 µs; f32 n = 8: 38.2 → 26.3), and f32 blocks padded to 16 (n 9..16) with
+/// levels of at most 16 eliminations (N ≤ 32: 0.86–0.94; N = 64, 32 of them: 1.09–1.12, staging
+/// the item's whole factor in one CTA costs more than the levels save); not f64 blocks of 16
+/// (0.91–1.13) nor of 32 (1.4–6.8: the cluster solve is far faster there); from 4 levels (N = 2:
+/// 1.0, the merged tail already takes every level); levels that one round of its units covers;
+/// one CTA per item in one wave (batches up to the SM count).
 fn default_rule(spec: &KernelSpec, n_levels: usize, widest_level: usize, batch: usize, sm_count: usize) -> bool {
-    let small_blocks = spec.ld <= 8 || (spec.ld == 16 && spec.dtype == DType::F32);
-    let segments = WHOLE_SOLVE_THREADS / unit_lanes(spec.ld);
-    small_blocks && n_levels >= 4 && widest_level <= segments && batch <= sm_count
+    let segments = WHOLE_SOLVE_THREADS / segment_lanes(spec.ld);
+    let blocks_and_levels = match (spec.ld, spec.dtype) {
+        (ld, _) if ld <= 8 => widest_level <= segments,
+        (16, DType::F32) => widest_level <= 16,
+        _ => false,
+    };
+    blocks_and_levels && n_levels >= 4 && batch <= sm_count
+}
+
+/// Couplings per item: every slot is a coupling of exactly one elimination record.
+fn slot_count(recs: &[i32], levels: &[LevelRecords]) -> usize {
+    let elims = levels.iter().flat_map(|l| recs[l.elim_offset * REC..(l.elim_offset + l.n_elim) * REC].chunks(REC));
+    elims.map(|e| e[1].max(e[3]) + 1).max().unwrap_or(0).max(0) as usize
 }
 
 /// The program: per level [first level-CTA record, count, first elimination record, count], then
@@ -179,12 +188,11 @@ mod tests {
         assert_eq!((f64_8.ld, f32_16.ld, f64_16.ld, f32_8.ld), (8, 16, 16, 8));
         // N = 64: 7 levels, the widest of 32 records.
         assert!(default_rule(&f64_8, 7, 32, 1, 132) && default_rule(&f32_8, 7, 32, 1, 132));
-        assert!(default_rule(&f32_16, 7, 32, 1, 132));
+        assert!(default_rule(&f32_16, 6, 16, 1, 132) && !default_rule(&f32_16, 7, 32, 1, 132), "f32 16: N ≤ 32");
         assert!(!default_rule(&f64_16, 7, 32, 1, 132), "f64 blocks of 16: not faster");
         assert!(!default_rule(&spec(DType::F64, 32), 4, 4, 1, 132), "blocks of 32: the cluster solve");
         assert!(!default_rule(&f64_8, 2, 1, 1, 132), "N = 2: the merged tail");
         assert!(default_rule(&f64_8, 8, 64, 1, 132) && !default_rule(&f64_8, 9, 128, 1, 132), "one round of 64 units");
-        assert!(!default_rule(&f32_16, 8, 64, 1, 132), "one round of 32 units");
         assert!(default_rule(&f64_8, 7, 32, 132, 132) && !default_rule(&f64_8, 7, 32, 133, 132), "one wave");
     }
 }

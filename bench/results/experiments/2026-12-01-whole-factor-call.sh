@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# 2026-12-01 (written, not run): the whole small-block factor in one CTA per item
-# (kernels/small.cu btchol_factor_whole_small) and the staged whole solve, as the two patches
-# beside this script make them (apply 2026-12-01-whole-solve-staged.patch, then
-# 2026-12-01-whole-factor.patch, with `git apply`, to main at 20966b9; then scripts/gpu-check.sh bundle).
+# 2026-12-01: the whole small-block factor in one CTA per item
+# (kernels/small.cu btchol_factor_whole_small) and the staged whole solve (both landed: run it from
+# main after scripts/gpu-check.sh bundle).
 # One device call (~4 min), the bundle carried:
 #   run(command="bash bench/results/experiments/2026-12-01-whole-factor-call.sh", carry=[".bundle"])
 # 1. correctness: the new GPU tests with the default rules, the gpu_solve suite and the masks and
@@ -40,3 +39,16 @@ ab plain=BTCHOL_WHOLE_SOLVE=1,BTCHOL_WHOLE_FACTOR=1,BTCHOL_CHUNK=0 -- \
 cp "$out/env-ab.csv" "$out/whole-factor-ab-2.csv"
 ab -- --backend cuda --algorithm nd --dtype f64,f32 --n 8,16 --N 16,64 --batch 8 --nrhs 1,4 --rhs device --repeats 100
 cp "$out/env-ab.csv" "$out/whole-factor-ab-3.csv"
+# 3. where the kernel's time goes: Nsight Compute's source counters (f64 n = 8, N = 64; the
+#    sources linked where NVRTC's line info names them).
+if [ "${PROFILE:-1}" = 1 ]; then
+    for f in kernels/*.cu kernels/*.cuh; do ln -sf "$f" .; done
+    BTCHOL_NVRTC_LINEINFO=1 BTCHOL_WHOLE_SOLVE=1 BTCHOL_WHOLE_FACTOR=1 timeout 200 ncu --clock-control none \
+        -k regex:factor_whole --launch-skip 5 --launch-count 1 --set full --import-source yes -f -o "$out/wf-64" \
+        "$B" bench --backend cuda --algorithm nd --dtype f64 --n 8 --N 64 --batch 1 --nrhs 1 --repeats 10 --warmup 2 \
+        > "$out/ncu.log" 2>&1; echo "ncu rc=$?"
+    ncu --import "$out/wf-64.ncu-rep" --page details > "$out/wf-64-details.txt" 2>&1
+    grep -E "  Duration|Executed Instructions  |Issued Warp Per|Warp Cycles Per Issued" "$out/wf-64-details.txt"
+    ncu --import "$out/wf-64.ncu-rep" --page source --csv --print-source sass > "$out/wf-64-source.csv" 2>&1 || true
+    rm -f "$out/wf-64.ncu-rep"; wc -l "$out/wf-64-source.csv"
+fi
