@@ -21,7 +21,7 @@ use super::jit::{
 };
 use super::runtime::{cuda_err, Device, DeviceBuffer, Graph, KernelLaunch, PinnedBuffer, Stream};
 use super::whole_factor::WholeFactor;
-use super::whole_solve::WholeSolve;
+use super::whole_solve::{ProgramSource, WholeSolve};
 use crate::error::{Error, Operand, Result};
 use crate::host_parallel::{column_runs, shares, Disjoint, Threads};
 use crate::model::{Dims, Layout, RhsShape};
@@ -807,22 +807,12 @@ impl<T: Scalar> CudaEngine<T> {
                 ClusterSolve::new(&dev, &spec, cluster_fn, b, &cta_recs, &recs_host, &cta_levels, &levels, first)?;
             let factor_cluster_fn = f("btchol_factor_cluster_small")?;
             let factor_cluster = FactorCluster::new(&dev, &spec, factor_cluster_fn, b, &cta_recs, &cta_levels, first)?;
+            let mut program = ProgramSource::new(&dev, &cta_recs, &cta_levels, &recs_host, &levels);
             let whole_fn = f("btchol_solve_whole_small")?;
             let whole =
-                WholeSolve::new(&dev, &spec, whole_fn, dims, &cta_recs, &cta_levels, &recs_host, &levels, first)?;
+                WholeSolve::new(&dev, &spec, whole_fn, dims, &cta_levels, &recs_host, &levels, first, &mut program)?;
             let whole_factor_fn = f("btchol_factor_whole_small")?;
-            let whole_factor = WholeFactor::new(
-                &dev,
-                &spec,
-                whole_factor_fn,
-                dims,
-                n_slots,
-                &cta_recs,
-                &cta_levels,
-                &recs_host,
-                &levels,
-                first,
-            )?;
+            let whole_factor = WholeFactor::new(&dev, &spec, whole_factor_fn, dims, n_slots, first, &mut program)?;
             Some(SmallPath {
                 whole,
                 whole_factor,
@@ -1159,7 +1149,7 @@ impl<T: Scalar> CudaEngine<T> {
                 (d.block_size as i32, d.n_blocks as i32, self.n_slots as i32, self.item_extents());
             let (diag, slots, fact, xslots, linv) =
                 (self.diag.ptr, self.slots.ptr, sp.fact.ptr, sp.xslots.ptr, sp.linv.ptr);
-            let (prog, n_levels, prog_len) = (wf.prog.ptr, wf.n_levels as i32, wf.prog_len as i32);
+            let (prog, n_levels, prog_len) = (wf.prog.buf.ptr, wf.prog.n_levels as i32, wf.prog.len as i32);
             let (fail, thr, boost, boosted, report) =
                 (self.fail.ptr, self.numerics.threshold, self.numerics.boost, self.boosted.ptr, self.reports_mapped);
             let mut a = args![
@@ -1507,7 +1497,7 @@ impl<T: Scalar> CudaEngine<T> {
         let ((item_d, item_s), item_r) = (self.item_extents(), (d.rows() * m) as i64);
         let (linv, xslots, y, z, fail) = (sp.linv.ptr, sp.xslots.ptr, self.rhs.ptr, sp.z.ptr, self.fail.ptr);
         if let Some(ws) = self.whole_solve(m) {
-            let (prog, n_levels, prog_len) = (ws.prog.ptr, ws.n_levels as i32, ws.prog_len as i32);
+            let (prog, n_levels, prog_len) = (ws.prog.buf.ptr, ws.prog.n_levels as i32, ws.prog.len as i32);
             let (nb, ns) = (d.n_blocks as i32, self.n_slots as i32);
             let mut a =
                 args![linv, xslots, y, z, prog, n_levels, prog_len, n, mm, rows, item_d, item_s, item_r, fail, nb, ns];

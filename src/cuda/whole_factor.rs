@@ -3,14 +3,13 @@
 //! between them, the item's blocks in shared memory throughout, then L⁻¹ of every diagonal
 //! block, in place of the per-level launches and the inverse's (a launch and the blocks' round
 //! trips per level cost more than a small level's work). Which plans take it and its launch; the
-//! program is the whole solve's (whole_solve.rs `whole_solve_program`).
+//! program is the whole solve's (whole_solve.rs `whole_solve_program`), uploaded once for both.
 
 use cudarc::driver::CudaFunction;
 
-use super::engine::LevelRecords;
 use super::jit::{whole_factor_threads, KernelSpec};
-use super::runtime::{Device, DeviceBuffer, KernelLaunch};
-use super::whole_solve::whole_solve_program;
+use super::runtime::{Device, KernelLaunch};
+use super::whole_solve::{ProgramSource, WholeProgram};
 use crate::error::Result;
 use crate::model::Dims;
 use crate::scalar::DType;
@@ -18,9 +17,7 @@ use crate::scalar::DType;
 /// The whole-factor kernel of a plan.
 pub(super) struct WholeFactor {
     func: CudaFunction,
-    pub(super) prog: DeviceBuffer<i32>,
-    pub(super) prog_len: usize,
-    pub(super) n_levels: usize,
+    pub(super) prog: WholeProgram,
     threads: usize,
     smem: usize,
 }
@@ -37,11 +34,8 @@ impl WholeFactor {
         func: CudaFunction,
         dims: Dims,
         n_slots: usize,
-        cta_recs: &[i32],
-        cta_levels: &[(usize, usize)],
-        recs: &[i32],
-        levels: &[LevelRecords],
         first: usize,
+        program: &mut ProgramSource,
     ) -> Result<Option<WholeFactor>> {
         let take = match std::env::var("BTCHOL_WHOLE_FACTOR").as_deref() {
             Ok("0") => false,
@@ -51,15 +45,13 @@ impl WholeFactor {
         if first > 0 || !take {
             return Ok(None);
         }
-        let prog = whole_solve_program(cta_recs, cta_levels, recs, levels);
-        let smem = spec.whole_factor_smem_bytes(prog.len(), dims.n_blocks, n_slots);
+        let smem = spec.whole_factor_smem_bytes(program.len(), dims.n_blocks, n_slots);
         if smem > super::engine::dynamic_smem_limit(&func, dev) {
             return Ok(None);
         }
         super::engine::opt_in_shared_memory(&func, smem)?;
-        let buf = DeviceBuffer::from_host(dev, &prog, "uploading the whole-factor program")?;
-        let (prog_len, n_levels, threads) = (prog.len(), levels.len(), whole_factor_threads(spec.ld));
-        Ok(Some(WholeFactor { func, prog: buf, prog_len, n_levels, threads, smem }))
+        let threads = whole_factor_threads(spec.ld);
+        Ok(Some(WholeFactor { func, prog: program.device()?, threads, smem }))
     }
 
     /// Enqueues the factorization of `batch` items with `args` (kernels/small.cu's parameter

@@ -6,6 +6,8 @@
 //! per level: ~2.6 µs a level at n = 8 on the H200) cost far more than the work. Which plans take
 //! it (those whose item fits a CTA's shared memory), its program (the schedule's records
 //! re-packed per level) and its launch.
+use std::sync::Arc;
+
 use cudarc::driver::CudaFunction;
 
 use super::engine::{LevelRecords, LREC, REC};
@@ -19,12 +21,56 @@ use crate::scalar::DType;
 /// record, count (offsets in ints into the program).
 const HEADER: usize = 4;
 
+/// The program of the whole-item kernels of a plan ([`whole_solve_program`]), uploaded once
+/// however many of them take it; each holds a handle.
+#[derive(Clone)]
+pub(super) struct WholeProgram {
+    pub(super) buf: Arc<DeviceBuffer<i32>>,
+    pub(super) len: usize,
+    pub(super) n_levels: usize,
+}
+
+/// A plan's whole-item program on the host, put on the device by the first kernel that takes it.
+pub(super) struct ProgramSource<'a> {
+    dev: &'a Device,
+    host: Vec<i32>,
+    n_levels: usize,
+    uploaded: Option<WholeProgram>,
+}
+
+impl<'a> ProgramSource<'a> {
+    pub(super) fn new(
+        dev: &'a Device,
+        cta_recs: &[i32],
+        cta_levels: &[(usize, usize)],
+        recs: &[i32],
+        levels: &[LevelRecords],
+    ) -> Self {
+        let host = whole_solve_program(cta_recs, cta_levels, recs, levels);
+        ProgramSource { dev, host, n_levels: levels.len(), uploaded: None }
+    }
+
+    /// Its length in ints (the kernels copy it to shared memory).
+    pub(super) fn len(&self) -> usize {
+        self.host.len()
+    }
+
+    /// The program on the device (uploaded on the first call).
+    pub(super) fn device(&mut self) -> Result<WholeProgram> {
+        if let Some(p) = &self.uploaded {
+            return Ok(p.clone());
+        }
+        let buf = DeviceBuffer::from_host(self.dev, &self.host, "uploading the whole-item program")?;
+        let p = WholeProgram { buf: Arc::new(buf), len: self.host.len(), n_levels: self.n_levels };
+        self.uploaded = Some(p.clone());
+        Ok(p)
+    }
+}
+
 /// The whole-solve kernel of a plan.
 pub(super) struct WholeSolve {
     func: CudaFunction,
-    pub(super) prog: DeviceBuffer<i32>,
-    pub(super) prog_len: usize,
-    pub(super) n_levels: usize,
+    pub(super) prog: WholeProgram,
     /// Most right-hand sides one launch takes (y and z of each fit in shared memory).
     max_m: usize,
     /// Block size, blocks and couplings per item.
@@ -43,11 +89,11 @@ impl WholeSolve {
         spec: &KernelSpec,
         func: CudaFunction,
         dims: Dims,
-        cta_recs: &[i32],
         cta_levels: &[(usize, usize)],
         recs: &[i32],
         levels: &[LevelRecords],
         first: usize,
+        program: &mut ProgramSource,
     ) -> Result<Option<WholeSolve>> {
         let widest = cta_levels.iter().zip(levels).map(|(c, l)| c.1.max(l.n_elim)).max().unwrap_or(0);
         let take = match std::env::var("BTCHOL_WHOLE_SOLVE").as_deref() {
@@ -58,18 +104,15 @@ impl WholeSolve {
         if first > 0 || !take {
             return Ok(None);
         }
-        let prog = whole_solve_program(cta_recs, cta_levels, recs, levels);
         let sizes = (dims.block_size, dims.n_blocks, slot_count(recs, levels));
-        let smem = |m: usize| spec.whole_solve_smem_bytes(prog.len(), sizes, m);
+        let smem = |m: usize| spec.whole_solve_smem_bytes(program.len(), sizes, m);
         let limit = super::engine::dynamic_smem_limit(&func, dev);
         if smem(1) > limit {
             return Ok(None);
         }
         let max_m = (1..=64).take_while(|&m| smem(m) <= limit).last().unwrap_or(1);
         super::engine::opt_in_shared_memory(&func, smem(max_m))?;
-        let buf = DeviceBuffer::from_host(dev, &prog, "uploading the whole-solve program")?;
-        let (prog_len, n_levels, spec) = (prog.len(), levels.len(), *spec);
-        Ok(Some(WholeSolve { func, prog: buf, prog_len, n_levels, max_m, sizes, spec }))
+        Ok(Some(WholeSolve { func, prog: program.device()?, max_m, sizes, spec: *spec }))
     }
 
     /// Whether a solve of `m` right-hand sides takes it (their y and z fit).
@@ -87,7 +130,7 @@ impl WholeSolve {
         m: usize,
         args: &mut [*mut std::ffi::c_void],
     ) -> Result<()> {
-        let smem = self.spec.whole_solve_smem_bytes(self.prog_len, self.sizes, m);
+        let smem = self.spec.whole_solve_smem_bytes(self.prog.len, self.sizes, m);
         let launch =
             KernelLaunch { grid: batch, threads: WHOLE_SOLVE_THREADS, smem, cluster: 1, early, carveout: None };
         launch.launch(&self.func, stream, args)
