@@ -263,6 +263,16 @@ fn eliminate_cluster(
 
 /// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
 /// with dynamic shared memory, since its static shared memory counts against the same limit).
+/// A kernel-development switch `NAME=0|1`: `Some(false)` / `Some(true)` forces a path off or on
+/// (A/B runs, tests), anything else `None`, the plan's default rule.
+pub(super) fn env_switch(name: &str) -> Option<bool> {
+    match std::env::var(name).as_deref() {
+        Ok("0") => Some(false),
+        Ok("1") => Some(true),
+        _ => None,
+    }
+}
+
 /// The most dynamic shared memory one CTA of `func` can opt in to on `dev`: the device's opt-in
 /// limit less the kernel's static shared memory, which counts against the same limit (asking
 /// for more fails the opt-in with CUDA_ERROR_INVALID_VALUE).
@@ -422,11 +432,7 @@ impl SeqKernel {
 /// batch leaves the SMs with few warps, so a step's latency, not the SMs' throughput, bounds it.
 /// `BTCHOL_SEQ_PAIR=0|1` forces either.
 fn seq_pair_factor(batch: usize, sm_count: usize) -> bool {
-    match std::env::var("BTCHOL_SEQ_PAIR").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => batch <= SEQ_PAIR_MAX_ITEMS_PER_SM * sm_count,
-    }
+    env_switch("BTCHOL_SEQ_PAIR").unwrap_or_else(|| batch <= SEQ_PAIR_MAX_ITEMS_PER_SM * sm_count)
 }
 /// Items per SM up to which the warp-pair sequential factor is used. Measured (f64 factor, one warp
 /// → pair, 132 SMs; bench/results/ab/README.md): with 1 or 2 items per SM the pair gains 9–22 %
@@ -452,11 +458,7 @@ fn seq_inv_solve(batch: usize, dev: &Device, spec: &KernelSpec) -> bool {
     dev.arch.0 >= 9
         && spec.ld * spec.dtype.size_bytes() >= 16
         && fits_a_cta(spec.seq_inv_solve_smem_bytes(), dev)
-        && match std::env::var("BTCHOL_SEQ_INV_SOLVE").as_deref() {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => batch <= SEQ_INV_MAX_ITEMS_PER_SM * dev.sm_count,
-        }
+        && env_switch("BTCHOL_SEQ_INV_SOLVE").unwrap_or_else(|| batch <= SEQ_INV_MAX_ITEMS_PER_SM * dev.sm_count)
 }
 /// Items per SM up to which the sequential solve with helper warps is used. Measured (H100, 132
 /// SMs, --rhs device, N = 32 unless noted; bench/results/ab/README.md, 2026-11-27): one warp →
@@ -737,11 +739,8 @@ impl<T: Scalar> CudaEngine<T> {
             // bench/results/experiments/nvidia-h200-2026-11-29-seq-fused-forward-ab.txt): f64
             // n = 8 / 16 / 32 −2 … −7 % in all six shapes; f32 n = 16 +8 / +14 %, the others
             // −4 … +2 %. `BTCHOL_SEQ_FUSED_FORWARD=0|1` forces either (A/B runs, tests).
-            let fuse = match std::env::var("BTCHOL_SEQ_FUSED_FORWARD").as_deref() {
-                Ok("0") => false,
-                Ok("1") => true,
-                _ => spec.dtype == DType::F64,
-            } && !pair_factor
+            let fuse = env_switch("BTCHOL_SEQ_FUSED_FORWARD").unwrap_or_else(|| spec.dtype == DType::F64)
+                && !pair_factor
                 && !inv_solve;
             let factor_forward = if fuse { Some(one_warp("_forward")?) } else { None };
             Some(SeqPath { factor, factor_forward, solve })

@@ -37,11 +37,8 @@ impl WholeFactor {
         first: usize,
         program: &mut ProgramSource,
     ) -> Result<Option<WholeFactor>> {
-        let take = match std::env::var("BTCHOL_WHOLE_FACTOR").as_deref() {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => default_rule(spec, dims.n_blocks, dims.batch, dev.sm_count),
-        };
+        let take = super::engine::env_switch("BTCHOL_WHOLE_FACTOR")
+            .unwrap_or_else(|| default_rule(spec, dims.n_blocks, dims.batch, dev.sm_count));
         if first > 0 || !take {
             return Ok(None);
         }

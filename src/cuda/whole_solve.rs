@@ -96,11 +96,8 @@ impl WholeSolve {
         program: &mut ProgramSource,
     ) -> Result<Option<WholeSolve>> {
         let widest = cta_levels.iter().zip(levels).map(|(c, l)| c.1.max(l.n_elim)).max().unwrap_or(0);
-        let take = match std::env::var("BTCHOL_WHOLE_SOLVE").as_deref() {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => default_rule(spec, levels.len(), widest, dims.batch, dev.sm_count),
-        };
+        let take = super::engine::env_switch("BTCHOL_WHOLE_SOLVE")
+            .unwrap_or_else(|| default_rule(spec, levels.len(), widest, dims.batch, dev.sm_count));
         if first > 0 || !take {
             return Ok(None);
         }
