@@ -119,21 +119,9 @@ fn gpu_partitioned_reports_failures_like_the_cpu() {
             let bad = batch - 1;
             let col = (n - 1).min(1 + block % n);
             d[(bad * nb + block) * n * n + col * n + col] = -1e3;
-            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
-            let mut cpu = Plan::<f64>::new(dims, options(Backend::Cpu, chunk)).unwrap();
-            cpu.upload(&m).unwrap();
-            let want = cpu.factor();
-            assert!(matches!(want, Err(Error::NotPositiveDefinite { item, .. }) if item == bad), "CPU: {want:?}");
-            let mut gpu = Plan::<f64>::new(dims, options(Backend::Cuda, chunk)).unwrap();
-            gpu.upload(&m).unwrap();
-            assert_eq!(gpu.factor(), want, "N={nb} n={n} block={block} column={col}");
-            for (i, st) in gpu.item_status().iter().enumerate() {
-                assert_eq!(*st == ItemStatus::Factored, i != bad, "item {i}");
-            }
-            check_solve_skips_failed_item(&mut gpu, &m, bad);
-            let ok = BlockTridiagRef::new(dims, Layout::RowMajor, &good, &e).unwrap();
-            gpu.upload(&ok).unwrap();
-            gpu.factor().unwrap();
+            let (cpu_opts, gpu_opts) = (options(Backend::Cpu, chunk), options(Backend::Cuda, chunk));
+            let what = format!("N={nb} n={n} block={block} column={col}");
+            check_gpu_fails_like_cpu(dims, (&d, &good, &e), bad, cpu_opts, gpu_opts, &what);
         }
     }
 }

@@ -769,23 +769,10 @@ fn gpu_small_systems_factor_in_one_cta_per_item() {
                 let col = (n - 1).min(1 + block % n);
                 d[(bad * nb + block) * n * n + col * n + col] = -1e3;
             }
-            let m = BlockTridiagRef::new(dims, Layout::RowMajor, &d, &e).unwrap();
             let cpu_opts =
                 PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, ..Default::default() };
-            let mut cpu = Plan::<f64>::new(dims, cpu_opts).unwrap();
-            cpu.upload(&m).unwrap();
-            let want = cpu.factor();
-            assert!(matches!(want, Err(Error::NotPositiveDefinite { item, .. }) if item == bad), "CPU: {want:?}");
-            let mut gpu = Plan::<f64>::new(dims, cuda(1)).unwrap();
-            gpu.upload(&m).unwrap();
-            assert_eq!(gpu.factor(), want, "N={nb} n={n} blocks {blocks:?}");
-            for (i, st) in gpu.item_status().iter().enumerate() {
-                assert_eq!(*st == ItemStatus::Factored, i != bad, "item {i}");
-            }
-            check_solve_skips_failed_item(&mut gpu, &m, bad);
-            let ok = BlockTridiagRef::new(dims, Layout::RowMajor, &good, &e).unwrap();
-            gpu.upload(&ok).unwrap();
-            gpu.factor().unwrap();
+            let what = format!("N={nb} n={n} blocks {blocks:?}");
+            check_gpu_fails_like_cpu(dims, (&d, &good, &e), bad, cpu_opts, cuda(1), &what);
         }
     }
 }

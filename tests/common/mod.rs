@@ -119,6 +119,34 @@ pub fn check_gpu_against_cpu<T: Scalar>(
     );
 }
 
+/// Item `bad` of `d` (with couplings `e`, row-major) is not positive definite and `good` is the
+/// same problem without the fault: the GPU plan reports the CPU plan's failure (item, block,
+/// column), marks only that item failed, solves the others and, with `good` uploaded, factors.
+pub fn check_gpu_fails_like_cpu(
+    dims: Dims,
+    (d, good, e): (&[f64], &[f64], &[f64]),
+    bad: usize,
+    cpu_opts: PlanOptions,
+    gpu_opts: PlanOptions,
+    what: &str,
+) {
+    let m = BlockTridiagRef::new(dims, Layout::RowMajor, d, e).unwrap();
+    let mut cpu = Plan::<f64>::new(dims, cpu_opts).unwrap();
+    cpu.upload(&m).unwrap();
+    let want = cpu.factor();
+    assert!(matches!(want, Err(Error::NotPositiveDefinite { item, .. }) if item == bad), "CPU: {want:?}");
+    let mut gpu = Plan::<f64>::new(dims, gpu_opts).unwrap();
+    gpu.upload(&m).unwrap();
+    assert_eq!(gpu.factor(), want, "{what}");
+    for (i, st) in gpu.item_status().iter().enumerate() {
+        assert_eq!(*st == ItemStatus::Factored, i != bad, "item {i}");
+    }
+    check_solve_skips_failed_item(&mut gpu, &m, bad);
+    let ok = BlockTridiagRef::new(dims, Layout::RowMajor, good, e).unwrap();
+    gpu.upload(&ok).unwrap();
+    gpu.factor().unwrap();
+}
+
 /// After item `bad` failed to factor: a solve reports the failure, leaves that item's right-hand
 /// side untouched and solves every other item (backward error against the reference).
 pub fn check_solve_skips_failed_item(p: &mut Plan<f64>, m: &BlockTridiagRef<'_, f64>, bad: usize) {
