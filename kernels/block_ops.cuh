@@ -130,14 +130,15 @@ __device__ __forceinline__ int panel_sweep(real (&a)[W], real (*col)[CW], int bl
 }
 
 // Writes columns [C0, C0 + W) of a finished panel row: D's lower triangle and the couplings to
-// global memory, and the couplings (whole LD×LD, padding zero) to `so` (shared; null: none).
+// global memory, and the couplings (whole LD×LD, padding zero, column stride SLD) to `so`
+// (shared, for gemm_nt_neg<true>; null: none).
 template <int W, int C0>
 __device__ __forceinline__ void panel_store(const real (&a)[W], real* out, real* so, int blk, int i, int n) {
 #pragma unroll
     for (int k = 0; k < PANEL_WIDTH(W, C0); ++k) {
         const int col = C0 + k;
         if (i < n && col < n && (blk > 0 || col <= i)) out[i + col * LD] = a[k];
-        if (so && blk > 0) so[i + col * LD] = a[k];
+        if (so && blk > 0) so[i + col * SLD] = a[k];
     }
 }
 
@@ -893,8 +894,9 @@ __device__ void trsm_right_lower_trans(real* X0, real* X1, int ncpl, const real*
 // MT×MT outputs, so every element it loads feeds MT FMAs (one output per thread needed two loads
 // per FMA and was bound by L1 bandwidth: ~150 µs for one n = 128 update on an H100).
 #define MT 4
-// A second product A2·B2ᵀ (A2 non-null) joins the same accumulators: one pass over C.
-template <bool LOWER, bool ACCUM>
+// A second product A2·B2ᵀ (A2 non-null) joins the same accumulators: one pass over C. The
+// operands' column stride is OPLD (C's is LD).
+template <bool LOWER, bool ACCUM, int OPLD = LD>
 __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real* A2, const real* B2, int n,
                               real alpha) {
     // With LD a multiple of MT every tile row is inside the block (padding rows are read, never
@@ -913,8 +915,8 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real*
                 real a[MT], b[MT];
 #pragma unroll
                 for (int u = 0; u < MT; ++u) {
-                    a[u] = (whole_tiles || i0 + u < n) ? PA[i0 + u + k * LD] : real(0);
-                    b[u] = (whole_tiles || j0 + u < n) ? PB[j0 + u + k * LD] : real(0);
+                    a[u] = (whole_tiles || i0 + u < n) ? PA[i0 + u + k * OPLD] : real(0);
+                    b[u] = (whole_tiles || j0 + u < n) ? PB[j0 + u + k * OPLD] : real(0);
                 }
 #pragma unroll
                 for (int u = 0; u < MT; ++u)
@@ -1145,12 +1147,74 @@ __device__ void gemm_tile_nt(real* C, const real* A, const real* B, const real* 
     prod.template finish<LOWER, ACCUM>(stage, C, n, i0, j0, alpha);
 }
 
-// C ← −A·Bᵀ (fill-in of an elimination).
-__device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n) {
-    gemm_nt_tiled<false, false>(C, A, B, nullptr, nullptr, n, real(-1));
+// f64 on sm_80+, both operands staged in shared memory with column stride SLD (the fused factor
+// kernels): the products on the FP64 tensor cores, one warp per 16 × 32 block of C (2 × 4 tiles
+// of 8 × 8, mma m8n8k4 over k in steps of 4, columns ≥ n as zero: the padding may hold anything).
+// SLD = LD + 4 puts a fragment's loads (four columns, eight rows) in distinct banks. SIMT
+// (gemm_nt_tiled) the f64 n = 64 update ran at ~12 % of the FP64 rate (H200, N = 4096, the first
+// level's updates 264 µs); outputs are as gemm_nt_tiled's.
+constexpr bool STAGED_DMMA = DMMA_ARCH && sizeof(real) == 8 && LD % 8 == 0;
+template <bool LOWER, bool ACCUM>
+__device__ void gemm_nt_staged_dmma(real* C, const real* A, const real* B, const real* A2, const real* B2, int n,
+                                    real alpha) {
+    constexpr int T = LD / 8, P = (T + 1) / 2, Q = (T + 3) / 4;  // tiles per side; blocks of 2 × 4
+    const int lane = threadIdx.x % 32, r = lane >> 2, c = lane & 3;
+    for (int u = threadIdx.x / 32; u < P * Q; u += NT / 32) {
+        const int I0 = 2 * (u % P), J0 = 4 * (u / P);
+        if (LOWER && J0 > I0 + 1) continue;  // (warp-uniform) all above the diagonal
+        double acc[2][4][2];
+#pragma unroll
+        for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+            for (int J = 0; J < 4; ++J) acc[ii][J][0] = acc[ii][J][1] = 0;
+        for (int pass = 0; pass < 2; ++pass) {
+            const real* PA = pass == 0 ? A : A2;
+            const real* PB = pass == 0 ? B : B2;
+            if (!PA) break;
+#pragma unroll 2
+            for (int k0 = 0; k0 < n; k0 += 4) {
+                const int k = k0 + c;
+                const bool in = k < n;
+                double a[2], b[4];
+#pragma unroll
+                for (int ii = 0; ii < 2; ++ii) a[ii] = in && I0 + ii < T ? PA[8 * (I0 + ii) + r + k * SLD] : 0.0;
+#pragma unroll
+                for (int J = 0; J < 4; ++J) b[J] = in && J0 + J < T ? PB[8 * (J0 + J) + r + k * SLD] : 0.0;
+#pragma unroll
+                for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+                    for (int J = 0; J < 4; ++J)
+                        if (I0 + ii < T && J0 + J < T && !(LOWER && J0 + J > I0 + ii)) dmma_8x8x4(acc[ii][J], a[ii], b[J]);
+            }
+        }
+#pragma unroll
+        for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+            for (int J = 0; J < 4; ++J)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    // C fragment: row lane/4, columns 2·(lane%4) + e of the tile.
+                    const int i = 8 * (I0 + ii) + r, j = 8 * (J0 + J) + 2 * c + e;
+                    if (i < n && j < n && (!LOWER || i >= j))
+                        C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * acc[ii][J][e] : alpha * acc[ii][J][e];
+                }
+    }
 }
 
-// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D.
+// C ← −A·Bᵀ (fill-in of an elimination). STAGED: A and B in shared memory, column stride SLD.
+template <bool STAGED>
+__device__ __forceinline__ void gemm_nt_neg(real* C, const real* A, const real* B, int n) {
+    if constexpr (STAGED && STAGED_DMMA)
+        gemm_nt_staged_dmma<false, false>(C, A, B, nullptr, nullptr, n, real(-1));
+    else
+        gemm_nt_tiled<false, false, STAGED ? SLD : LD>(C, A, B, nullptr, nullptr, n, real(-1));
+}
+
+// Lower triangle of D ← D − A·Aᵀ − A2·A2ᵀ (A2 may be null), in one pass over D. STAGED: as above.
+template <bool STAGED>
 __device__ __forceinline__ void syrk_lower_sub(real* D, const real* A, const real* A2, int n) {
-    gemm_nt_tiled<true, true>(D, A, A, A2, A2, n, real(-1));
+    if constexpr (STAGED && STAGED_DMMA)
+        gemm_nt_staged_dmma<true, true>(D, A, A, A2, A2, n, real(-1));
+    else
+        gemm_nt_tiled<true, true, STAGED ? SLD : LD>(D, A, A, A2, A2, n, real(-1));
 }

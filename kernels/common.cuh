@@ -7,12 +7,15 @@
 //   -DBT_BOOST=0|1        1: the pivot policy (boost small pivots) is compiled in
 //   -DBT_ELIMINATE_CLUSTER=0|1  1: the blocked elimination's cluster variant is compiled in (jit.rs
 //                         KernelSpec::eliminate_cluster decides where; elsewhere it is a no-op)
+//   -DBT_SLD=<stride>     column stride of the couplings the fused factor kernels stage in shared
+//                         memory for their products (jit.rs KernelSpec::staged_ld)
 // Blocks are column-major with leading dimension BT_LD and block stride BT_LD·BT_LD; the problem's
 // own block size n (≤ BT_LD) is a kernel argument.
 typedef BT_T real;
 #define LD BT_LD
 #define NT BT_NT
 #define BS ((long long)BT_LD * BT_LD)
+#define SLD BT_SLD
 // Two elements for 16-byte (f64) or 8-byte (f32) loads and stores.
 template <typename T> struct pair_of;
 template <> struct pair_of<double> { typedef double2 type; };
@@ -183,6 +186,26 @@ __device__ __forceinline__ void copy_elems(real* __restrict__ dst, const real* _
 }
 __device__ __forceinline__ void copy_block(real* __restrict__ dst, const real* __restrict__ src) {
     copy_elems(dst, src, LD * LD);
+}
+// The same into shared memory with column stride SLD (the fused factor kernels' staged couplings).
+__device__ __forceinline__ void copy_block_staged(real* __restrict__ dst, const real* __restrict__ src) {
+    constexpr int V = LD % (16 / sizeof(real)) == 0 && SLD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1;
+    typedef typename vec_of<V>::type piece;
+    constexpr int per_col = LD / V, pieces = LD * per_col;
+    const piece* s = reinterpret_cast<const piece*>(src);
+    for (int base = 0; base < pieces; base += NT * COPY_BATCH) {
+        piece buf[COPY_BATCH];
+#pragma unroll
+        for (int b = 0; b < COPY_BATCH; ++b) {
+            const int idx = base + b * NT + threadIdx.x;
+            if (idx < pieces) buf[b] = s[idx];
+        }
+#pragma unroll
+        for (int b = 0; b < COPY_BATCH; ++b) {
+            const int idx = base + b * NT + threadIdx.x;
+            if (idx < pieces) *reinterpret_cast<piece*>(dst + idx / per_col * SLD + idx % per_col * V) = buf[b];
+        }
+    }
 }
 
 // Hopper (sm_90) thread-block clusters, mbarriers and bulk (TMA) copies, for kernels whose CTAs

@@ -8,7 +8,10 @@
 //       btchol_factor_gemm does the level's fills and updates instead, one CTA per 32×32 output
 //       tile (btchol_factor_update is not launched).
 
-extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
+// Two CTAs per SM where 3·LD rows leave room for them (192 threads at LD = 64: at most 168
+// registers each, instead of one CTA of 256 holding the SM's registers).
+#define ELIMINATE_MIN_CTAS (TALL_PANEL && NT <= 192 ? 2 : 1)
+extern "C" __global__ void __launch_bounds__(NT, ELIMINATE_MIN_CTAS) btchol_factor_eliminate(
     real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
     unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted, int fill) {
     wait_for_previous_kernel();
@@ -24,8 +27,8 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     real* smem = reinterpret_cast<real*>(smem_raw);
 #if (TALL_PANEL && BT_FUSED) || BLOCKED_PANEL
     // potrf and trsm in register sweeps, straight from and to global memory; fused, the solved
-    // couplings also go to shared memory for the fill.
-    real* W[2] = {BT_FUSED ? smem + BS : C[0], BT_FUSED ? smem + 2 * BS : C[1]};
+    // couplings also go to shared memory (column stride SLD) for the fill.
+    real* W[2] = {BT_FUSED ? smem + BS : C[0], BT_FUSED ? smem + BS + LD * SLD : C[1]};
     real* sW[2] = {BT_FUSED ? W[0] : nullptr, BT_FUSED ? W[1] : nullptr};
     int nboost = 0;
 #if TALL_PANEL
@@ -40,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     }
 #if !BT_SPLIT
     __syncthreads();
-    if (fill && r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+    if (fill && r[5] >= 0) gemm_nt_neg<BT_FUSED>(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #endif
 #else
     static_assert(LD <= 64, "blocks above 64 need the blocked panel: 3·LD threads (jit.rs)");
@@ -66,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_eliminate(
     for (int idx = threadIdx.x; idx < ncpl * n; idx += NT) trsm_right_lower_trans_row(W[idx / n], sD, n, idx % n);
 #endif
     __syncthreads();
-    if (fill && r[5] >= 0) gemm_nt_neg(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
+    if (fill && r[5] >= 0) gemm_nt_neg<false>(slot_base + r[5] * BS, W[r[6]], W[1 - r[6]], n);
 #if BT_FUSED
     copy_block(D, sD);
     for (int c = 0; c < ncpl; ++c) copy_block(C[c], W[c]);
@@ -117,19 +120,19 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
     real* D = diag + item * item_diag + r[0] * BS;
     const real* slot_base = slots + item * item_slots;
     const real* A[2] = {slot_base + r[1] * BS, r[7] > 1 ? slot_base + r[3] * BS : nullptr};
-    // Fused, the couplings are staged in shared memory (update_smem_bytes, jit.rs): every element
-    // feeds MT FMAs of several threads, and from global memory the tiles waited on L1 misses
-    // (ncu, H100, n = 64: 20 µs per 64×64×64 update).
+    // Fused, the couplings are staged in shared memory (update_smem_bytes, jit.rs; column stride
+    // SLD): every element feeds several products, and from global memory the tiles waited on L1
+    // misses (ncu, H100, n = 64: 20 µs per 64×64×64 update).
 #if BT_FUSED
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* smem = reinterpret_cast<real*>(smem_raw);
     for (int c = 0; c < r[7] && c < 2; ++c) {
-        copy_block(smem + c * BS, A[c]);
-        A[c] = smem + c * BS;
+        copy_block_staged(smem + c * LD * SLD, A[c]);
+        A[c] = smem + c * LD * SLD;
     }
     __syncthreads();
 #endif
-    syrk_lower_sub(D, A[0], A[1], n);
+    syrk_lower_sub<BT_FUSED>(D, A[0], A[1], n);
 }
 
 // CTA x: item x / per_item; then, in order, the lower tiles of each update (column by column) and

@@ -39,9 +39,10 @@ assert nv.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"btchol.cu", 0, 
 # Fused as the engine decides (KernelSpec::for_block_size with at most 200 KiB of shared memory).
 size, ldi = (8 if t == "double" else 4), int(ld)
 split = int(ldi > 64)  # jit.rs SPLIT_ABOVE_LD
-fused = int(not split and 3 * ldi ** 2 * size + 4096 <= 200 * 1024)
+sld = ldi + 4  # jit.rs KernelSpec::staged_ld
+fused = int(not split and (ldi ** 2 + 2 * ldi * sld) * size + 4096 <= 200 * 1024)
 opts = ["--gpu-architecture=sm_90", "--std=c++17", f"-DBT_T={t}", f"-DBT_LD={ld}", f"-DBT_NT={nt}", f"-DBT_FUSED={fused}",
-        f"-DBT_SPLIT={split}", "-DBT_BOOST=0",
+        f"-DBT_SLD={sld}", f"-DBT_SPLIT={split}", "-DBT_BOOST=0",
         f"-DBT_ELIMINATE_CLUSTER={int(t == 'double' and (56 < ldi <= 64 or 72 < ldi <= 128))}"]  # jit.rs KernelSpec::eliminate_cluster (sm_90)
 if nv.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])) != 0:
     n = ctypes.c_size_t(); nv.nvrtcGetProgramLogSize(prog, ctypes.byref(n))

@@ -652,17 +652,29 @@ impl<T: Scalar> CudaEngine<T> {
         dev.bind()?;
         let module =
             dev.ctx.load_module(Ptx::from_binary((*cubin).clone())).map_err(|e| cuda_err("loading the kernels", e))?;
+        // The factor's level kernels may come from a variant with other threads (factor_spec).
+        let factor_spec = spec.factor_spec();
+        let factor_module = match factor_spec == spec {
+            true => module.clone(),
+            false => {
+                let cubin = jit::load_or_compile(&factor_spec, dev.arch)?;
+                dev.ctx
+                    .load_module(Ptx::from_binary((*cubin).clone()))
+                    .map_err(|e| cuda_err("loading the kernels", e))?
+            }
+        };
         let carveout = smem_carveout();
-        let f = |name: &str| {
+        let from = |module: &std::sync::Arc<CudaModule>, name: &str| {
             let func = module.load_function(name).map_err(|e| cuda_err(name, e))?;
             if let Some(percent) = carveout {
                 set_smem_carveout(&func, percent as i32)?;
             }
             Ok::<_, Error>(func)
         };
+        let f = |name: &str| from(&module, name);
         let k = Kernels {
-            factor_eliminate: f("btchol_factor_eliminate")?,
-            factor_update: f("btchol_factor_update")?,
+            factor_eliminate: from(&factor_module, "btchol_factor_eliminate")?,
+            factor_update: from(&factor_module, "btchol_factor_update")?,
             factor_gemm: f("btchol_factor_gemm")?,
             forward_eliminate: f("btchol_forward_eliminate")?,
             forward_update: f("btchol_forward_update")?,
@@ -1112,7 +1124,7 @@ impl<T: Scalar> CudaEngine<T> {
             None => {
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
                 let smem = self.spec.factor_smem_bytes();
-                let (grid, threads) = (d.batch * lr.n_elim, self.spec.threads);
+                let (grid, threads) = (d.batch * lr.n_elim, self.spec.factor_spec().threads);
                 unsafe { self.launch_factor_level(&self.k.factor_eliminate, (grid, threads, smem), &mut a)? };
             }
         }
@@ -1125,7 +1137,8 @@ impl<T: Scalar> CudaEngine<T> {
             return unsafe { self.launch_factor_level(&self.k.factor_gemm, (ctas, GEMM_TILE_THREADS, 0), &mut a) };
         }
         let mut a = args![diag, slots, update_recs, n_update, n, item_d, item_s, fail];
-        let (grid, threads, smem) = (d.batch * lr.n_update, self.spec.threads, self.spec.update_smem_bytes());
+        let (grid, threads, smem) =
+            (d.batch * lr.n_update, self.spec.factor_spec().threads, self.spec.update_smem_bytes());
         unsafe { self.launch_factor_level(&self.k.factor_update, (grid, threads, smem), &mut a) }
     }
 

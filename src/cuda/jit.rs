@@ -158,15 +158,29 @@ impl KernelSpec {
         // Above 128 one per panel row as well (kernels/block_ops.cuh BLOCKED_PANEL, 16 columns).
         let threads = match ld {
             0..=32 => 128,
-            33..=64 => 256,
+            33..=64 => 256, // (the factor's level kernels: factor_spec)
             65..=128 => 384,
             _ => (3 * ld).next_multiple_of(32),
         };
         // Leave room for the kernels' static shared memory: 4 KiB (potrf's column buffer: 2·ld
         // elements). Split variants keep the blocks in global memory (the fill, which fusion
         // served, is done by the tile kernel).
-        let fused = ld <= SPLIT_ABOVE_LD && 3 * ld * ld * dtype.size_bytes() + 4096 <= smem_limit;
+        let staged = KernelSpec { dtype, ld, threads, fused: true, boost: false }.factor_smem_bytes();
+        let fused = ld <= SPLIT_ABOVE_LD && staged + 4096 <= smem_limit;
         KernelSpec { dtype, ld, threads, fused, boost: false }
+    }
+
+    /// The variant whose btchol_factor_eliminate and btchol_factor_update a plan of this spec
+    /// launches: for 33 ≤ ld ≤ 64 the same kernels with 192 threads (the 3·ld rows of the register
+    /// sweep at ld = 64; two CTAs per SM at ≤ 168 registers instead of one of 256), elsewhere the
+    /// spec itself. Only the factor's: every solve kernel lost 5–30 % with 192 (H200 A/B,
+    /// 2026-12-02: factor f64 n = 64, N = 4096 / 16384 −11 / −16 %, n = 40 and 48 −21 … −24 %,
+    /// f32 −7 … −20 %; bench/results/ab/README.md).
+    pub fn factor_spec(&self) -> KernelSpec {
+        match self.ld {
+            33..=64 => KernelSpec { threads: 192, ..*self },
+            _ => *self,
+        }
     }
 
     /// Whether every level's fills and updates run as 32×32 output tiles, one CTA each
@@ -338,7 +352,7 @@ impl KernelSpec {
     /// Dynamic shared memory of the factor kernel: fused, the three blocks; otherwise none.
     pub fn factor_smem_bytes(&self) -> usize {
         if self.fused {
-            3 * self.ld * self.ld * self.dtype.size_bytes()
+            (self.ld * self.ld + 2 * self.ld * self.staged_ld()) * self.dtype.size_bytes()
         } else {
             0
         }
@@ -347,10 +361,17 @@ impl KernelSpec {
     /// Dynamic shared memory of the factor's update kernel: fused, the two couplings it stages.
     pub fn update_smem_bytes(&self) -> usize {
         if self.fused {
-            2 * self.ld * self.ld * self.dtype.size_bytes()
+            2 * self.ld * self.staged_ld() * self.dtype.size_bytes()
         } else {
             0
         }
+    }
+
+    /// Column stride of the couplings the fused factor kernels stage in shared memory for their
+    /// products (kernels/common.cuh SLD): ld + 4, so that the tensor-core fragments' loads (four
+    /// columns of eight rows) fall in distinct banks (kernels/block_ops.cuh gemm_nt_staged_dmma).
+    pub fn staged_ld(&self) -> usize {
+        self.ld + 4
     }
 
     /// Every variant a plan can choose for `n` in 1..=MAX_CUDA_BLOCK_SIZE (for `btchol kernels`),
@@ -369,6 +390,11 @@ impl KernelSpec {
                 v.push(Self::for_block_size(dtype, n, smem_limit).with_boost(true));
             }
         }
+        for s in v.clone() {
+            if !v.contains(&s.factor_spec()) {
+                v.push(s.factor_spec());
+            }
+        }
         v
     }
 
@@ -382,6 +408,7 @@ impl KernelSpec {
             format!("-DBT_LD={}", self.ld),
             format!("-DBT_NT={}", self.threads),
             format!("-DBT_FUSED={}", self.fused as i32),
+            format!("-DBT_SLD={}", self.staged_ld()),
             format!("-DBT_SPLIT={}", self.split_gemm() as i32),
             format!("-DBT_BOOST={}", self.boost as i32),
             format!("-DBT_ELIMINATE_CLUSTER={}", self.eliminate_cluster(arch) as i32),
