@@ -184,6 +184,11 @@ large="bench --backend cuda --dtype f64,f32 --n 48,64,100,200 --N 7 --batch 2 --
 # helper warps (mbarriers), odd n and N; factor_solve too (with the one-warp factor: the forward
 # substitution in the factor, the backward-only solve).
 seq="bench --backend cuda --algorithm seq --dtype f64,f32 --n 32,7 --N 37,2 --batch 3 --nrhs 2 --repeats 1 --warmup 0 --factor-solve"
+# Fused levels of blocks 33..64 (batch × eliminations ≥ SMs: the elimination's fill and the
+# update kernel, f64 on the tensor cores from staged couplings), odd n.
+wide="bench --backend cuda --dtype f64,f32 --n 45,64 --N 9 --batch 40 --nrhs 2 --repeats 1 --warmup 0"
+step sanitizer-memcheck-wide $san --tool memcheck .bundle/btchol $wide
+step sanitizer-racecheck-wide $san --tool racecheck .bundle/btchol $wide
 step sanitizer-memcheck-small $san --tool memcheck .bundle/btchol $small
 step sanitizer-memcheck-medium $san --tool memcheck .bundle/btchol $medium
 step sanitizer-memcheck-large $san --tool memcheck .bundle/btchol $large

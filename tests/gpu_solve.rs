@@ -34,6 +34,27 @@ fn gpu_matches_reference_over_the_shape_matrix() {
     }
 }
 
+/// Levels with at least as many eliminations (× batch) as the GPU has SMs run fused for blocks
+/// padded to 33..64: each elimination does its own fill, and the update kernel the level's updates
+/// (in f64 both on the tensor cores, from couplings staged with stride ld + 4; 192-thread
+/// kernels). Narrower levels are split, so the shape matrix above never reaches them; these first
+/// levels have 165 (N = 331) or 160 (batch 40 × 4) eliminations, more than an H100's 132 SMs.
+#[test]
+fn gpu_wide_levels_of_blocks_33_to_64_run_fused() {
+    if !gpu_or_skip("gpu_wide_levels_of_blocks_33_to_64_run_fused") {
+        return;
+    }
+    for (nb, n, batch, layout) in [
+        (331, 33, 1, Layout::ColMajor),
+        (331, 64, 1, Layout::RowMajor),
+        (9, 45, 40, Layout::RowMajor),
+        (9, 57, 40, Layout::ColMajor),
+    ] {
+        check::<f64>(nb, n, batch, 2, layout);
+        check::<f32>(nb, n, batch, 2, layout);
+    }
+}
+
 #[test]
 fn gpu_handles_awkward_block_sizes() {
     if !gpu_or_skip("gpu_handles_awkward_block_sizes") {

@@ -619,6 +619,9 @@ pub struct CudaEngine<T: Scalar> {
     /// One-pass device solves of a single system may take the fused cluster solve
     /// (`fused_cluster_solve`).
     fused_solve: bool,
+    /// Levels of 32 < ld ≤ 64 with fewer eliminations (× batch) than this are split
+    /// (`split_level`): the GPU's SMs, or `BTCHOL_FUSED_MIN_CTAS=K` (kernel development).
+    fused_min_ctas: usize,
     /// Uploads from pageable memory over several threads (`host_stager`).
     stager: HostStager,
 }
@@ -861,6 +864,8 @@ impl<T: Scalar> CudaEngine<T> {
         let reports = PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host status reports")?;
         let host_rhs = PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?;
         let stager = HostStager::new(&dev, (dims.diag_len() + dims.sub_len()) * std::mem::size_of::<T>())?;
+        let fused_min_ctas =
+            std::env::var("BTCHOL_FUSED_MIN_CTAS").ok().and_then(|v| v.parse().ok()).unwrap_or(dev.sm_count);
         Ok(CudaEngine {
             host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
             reports_mapped: reports.device_ptr()?,
@@ -887,6 +892,7 @@ impl<T: Scalar> CudaEngine<T> {
             early_launch,
             narrow_carveout: narrow_carveout(driver),
             fused_solve: std::env::var("BTCHOL_FUSED_SOLVE").as_deref() != Ok("0"),
+            fused_min_ctas,
             stager,
             stream,
             spec,
@@ -1147,7 +1153,7 @@ impl<T: Scalar> CudaEngine<T> {
     /// update left most SMs idle (H100, f64 n = 64: N = 64 −38 %; split at every level, f32
     /// n = 40 and 64 at N = 16384 were 26–62 % slower, bench/results/ab/README.md).
     fn split_level(&self, lr: LevelRecords) -> bool {
-        self.spec.split_gemm() || (self.spec.can_split_levels() && self.dims.batch * lr.n_elim < self.dev.sm_count)
+        self.spec.split_gemm() || (self.spec.can_split_levels() && self.dims.batch * lr.n_elim < self.fused_min_ctas)
     }
 
     /// Queues the whole factorization (every level, or the sequential sweep).
