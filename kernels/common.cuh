@@ -164,11 +164,37 @@ __device__ __forceinline__ void prefetch_l1(const void* p) {
 // store, so every element waited a memory latency: ~10 µs of a 27 µs update at f64 n = 64.)
 #define COPY_V ((LD * LD) % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1)
 #define COPY_BATCH 8
-// Copies `pieces` pieces of V elements from src (contiguous) to dst, piece idx to element
-// offset at(idx), all threads, each with COPY_BATCH loads in flight before its stores.
-template <int V, typename At>
-__device__ __forceinline__ void copy_pieces(real* __restrict__ dst, const real* __restrict__ src, int pieces, At at) {
+// Copies `count` elements (a multiple of COPY_V, both ends 16-byte aligned), all threads.
+__device__ __forceinline__ void copy_elems(real* __restrict__ dst, const real* __restrict__ src, int count) {
+    typedef typename vec_of<COPY_V>::type piece;
+    const int pieces = count / COPY_V;
+    const piece* s = reinterpret_cast<const piece*>(src);
+    piece* d = reinterpret_cast<piece*>(dst);
+    for (int base = 0; base < pieces; base += NT * COPY_BATCH) {
+        piece buf[COPY_BATCH];
+#pragma unroll
+        for (int b = 0; b < COPY_BATCH; ++b) {
+            const int idx = base + b * NT + threadIdx.x;
+            if (idx < pieces) buf[b] = s[idx];
+        }
+#pragma unroll
+        for (int b = 0; b < COPY_BATCH; ++b) {
+            const int idx = base + b * NT + threadIdx.x;
+            if (idx < pieces) d[idx] = buf[b];
+        }
+    }
+}
+__device__ __forceinline__ void copy_block(real* __restrict__ dst, const real* __restrict__ src) {
+    copy_elems(dst, src, LD * LD);
+}
+// The same into shared memory with column stride SLD (the fused factor kernels' staged couplings).
+// (Written out beside copy_elems on purpose: one lambda-indexed copy for both made the 192-thread
+// update kernel 3–5 % slower at f64 n = 64, N = 1024 / 4096; H200 A/B 2026-12-02,
+// bench/results/ab/nvidia-h200-2026-12-02-copy-pieces-ab.csv.)
+__device__ __forceinline__ void copy_block_staged(real* __restrict__ dst, const real* __restrict__ src) {
+    constexpr int V = LD % (16 / sizeof(real)) == 0 && SLD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1;
     typedef typename vec_of<V>::type piece;
+    constexpr int per_col = LD / V, pieces = LD * per_col;
     const piece* s = reinterpret_cast<const piece*>(src);
     for (int base = 0; base < pieces; base += NT * COPY_BATCH) {
         piece buf[COPY_BATCH];
@@ -180,22 +206,9 @@ __device__ __forceinline__ void copy_pieces(real* __restrict__ dst, const real* 
 #pragma unroll
         for (int b = 0; b < COPY_BATCH; ++b) {
             const int idx = base + b * NT + threadIdx.x;
-            if (idx < pieces) *reinterpret_cast<piece*>(dst + at(idx)) = buf[b];
+            if (idx < pieces) *reinterpret_cast<piece*>(dst + idx / per_col * SLD + idx % per_col * V) = buf[b];
         }
     }
-}
-// Copies `count` elements (a multiple of COPY_V, both ends 16-byte aligned), all threads.
-__device__ __forceinline__ void copy_elems(real* __restrict__ dst, const real* __restrict__ src, int count) {
-    copy_pieces<COPY_V>(dst, src, count / COPY_V, [](int idx) { return idx * COPY_V; });
-}
-__device__ __forceinline__ void copy_block(real* __restrict__ dst, const real* __restrict__ src) {
-    copy_elems(dst, src, LD * LD);
-}
-// The same into shared memory with column stride SLD (the fused factor kernels' staged couplings).
-__device__ __forceinline__ void copy_block_staged(real* __restrict__ dst, const real* __restrict__ src) {
-    constexpr int V = LD % (16 / sizeof(real)) == 0 && SLD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1;
-    constexpr int per_col = LD / V;
-    copy_pieces<V>(dst, src, LD * per_col, [](int idx) { return idx / per_col * SLD + idx % per_col * V; });
 }
 
 // Hopper (sm_90) thread-block clusters, mbarriers and bulk (TMA) copies, for kernels whose CTAs
