@@ -947,11 +947,9 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real*
 #define GEMM_KSPLIT 4
 #define GEMM_GROUP ((GEMM_TILE / MT) * (GEMM_TILE / MT))
 #define GEMM_TILE_THREADS (GEMM_KSPLIT * GEMM_GROUP)                       // jit.rs GEMM_TILE_THREADS
-#define GEMM_TILES_PER_SIDE ((LD + GEMM_TILE - 1) / GEMM_TILE)             // jit.rs gemm_ctas_per_item
 #define GEMM_TILE_KC 64
 // 16-byte pieces where LD allows (always when BT_SPLIT: 64 < LD is a multiple of 64 bytes).
 #define GEMM_V (LD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1)
-#define GEMM_PIECES (2 * GEMM_TILE_KC * GEMM_TILE / GEMM_V / GEMM_TILE_THREADS)  // per thread and chunk
 // f64 on sm_80+: the tile's products on the FP64 tensor cores (GemmDmma below).
 constexpr bool GEMM_DMMA = DMMA_ARCH && sizeof(real) == 8 && GEMM_GROUP == 64;
 // Row stride of a staged column (elements). GemmDmma: 8 past the tile, so that its fragment loads
@@ -959,37 +957,42 @@ constexpr bool GEMM_DMMA = DMMA_ARCH && sizeof(real) == 8 && GEMM_GROUP == 64;
 // a 4-way conflict: f64 n = 128, N = 4096 7859 → 7310 µs, H100).
 #define GEMM_STAGE_LD (GEMM_TILE + (GEMM_DMMA ? 8 : 0))
 
-// A chunk: rows [i0, i0 + GEMM_TILE) of A and [j0, …) of B (B skipped when `same`), columns
-// [k0, k0 + GEMM_TILE_KC), as pieces into registers (rows or columns past LD as zero; columns
-// past n are loaded but not used), then into s[operand][k][row] (row stride GEMM_STAGE_LD).
-template <int V>
-__device__ __forceinline__ void gemm_chunk_load(typename vec_of<V>::type (&buf)[GEMM_PIECES], const real* A,
-                                                const real* B, bool same, int i0, int j0, int k0) {
-    constexpr int per_col = GEMM_TILE / V, per_operand = GEMM_TILE_KC * per_col;
+// A chunk: rows [i0, i0 + TILE) of A and [j0, …) of B (B skipped when `same`), columns
+// [k0, k0 + KC), as pieces into registers (rows or columns past LD as zero; columns past n are
+// loaded but not used), then into s[operand][k][row] (row stride SL). PIECES per thread.
+template <int TILE, int KC, int SL>
+struct GemmChunk {
+    static constexpr int V = GEMM_V, per_col = TILE / V, per_operand = KC * per_col;
+    static constexpr int PIECES = 2 * per_operand / GEMM_TILE_THREADS;
+    typedef typename vec_of<V>::type piece;
+    static_assert(PIECES * GEMM_TILE_THREADS == 2 * per_operand, "a chunk's pieces divide among the threads");
+    static __device__ __forceinline__ void load(piece (&buf)[PIECES], const real* A, const real* B, bool same, int i0,
+                                                int j0, int k0) {
 #pragma unroll
-    for (int p = 0; p < GEMM_PIECES; ++p) {
-        const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
-        const int k = e % per_operand / per_col, r = e % per_col * V, r0 = op == 0 ? i0 : j0;
-        const real* P = op == 0 ? A : B;
-        if (r0 + r < LD && k0 + k < LD && !(op == 1 && same))
-            buf[p] = *reinterpret_cast<const typename vec_of<V>::type*>(P + r0 + r + (long long)(k0 + k) * LD);
-        else
-            buf[p] = typename vec_of<V>::type{};
+        for (int p = 0; p < PIECES; ++p) {
+            const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
+            const int k = e % per_operand / per_col, r = e % per_col * V, r0 = op == 0 ? i0 : j0;
+            const real* P = op == 0 ? A : B;
+            if (r0 + r < LD && k0 + k < LD && !(op == 1 && same))
+                buf[p] = *reinterpret_cast<const piece*>(P + r0 + r + (long long)(k0 + k) * LD);
+            else
+                buf[p] = piece{};
+        }
     }
-}
-template <int V>
-__device__ __forceinline__ void gemm_chunk_store(const typename vec_of<V>::type (&buf)[GEMM_PIECES], real* s) {
-    constexpr int per_col = GEMM_TILE / V, per_operand = GEMM_TILE_KC * per_col;
+    static __device__ __forceinline__ void store(const piece (&buf)[PIECES], real* s) {
 #pragma unroll
-    for (int p = 0; p < GEMM_PIECES; ++p) {
-        const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
-        const int k = op * GEMM_TILE_KC + e % per_operand / per_col, r = e % per_col * V;
-        *reinterpret_cast<typename vec_of<V>::type*>(s + k * GEMM_STAGE_LD + r) = buf[p];
+        for (int p = 0; p < PIECES; ++p) {
+            const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
+            const int k = op * KC + e % per_operand / per_col, r = e % per_col * V;
+            *reinterpret_cast<piece*>(s + k * SL + r) = buf[p];
+        }
     }
-}
+};
+typedef GemmChunk<GEMM_TILE, GEMM_TILE_KC, GEMM_STAGE_LD> GemmChunk32;
 
 // The tile's products, two ways; both sum their k-groups' partial tiles through `stage` at the
-// end and write C (`finish`). k counts the staged chunk's columns, [k_begin, k_end) this group's.
+// end and write C (`finish`). k counts the staged chunk's columns: group g takes
+// [KG·g, KG·(g + 1)) of those below k_valid (the chunk's columns past n are not used).
 // SIMT: thread lt of a group owns the MT × MT outputs at (ti, tj).
 struct GemmSimt {
     int g, lt, ti, tj;
@@ -1004,7 +1007,9 @@ struct GemmSimt {
 #pragma unroll
             for (int v = 0; v < MT; ++v) acc[u][v] = 0;
     }
-    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_begin, int k_end) {
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_valid) {
+        constexpr int KG = GEMM_TILE_KC / GEMM_KSPLIT;
+        const int k_begin = KG * g, k_end = min(KG * (g + 1), k_valid);
         if (idle) return;
 #pragma unroll 2
         for (int k = k_begin; k < k_end; ++k) {
@@ -1063,11 +1068,13 @@ struct GemmDmma {
     }
     // Tile (2h + ii, J) is all above the diagonal of a diagonal tile of a syrk.
     __device__ __forceinline__ bool skip(int ii, int J) const { return lower_diag && J > 2 * h + ii; }
-    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_begin, int k_end) {
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_valid) {
+        constexpr int KG = GEMM_TILE_KC / GEMM_KSPLIT;
+        const int k_begin = KG * g, k_end = min(KG * (g + 1), k_valid);
         if (k_begin >= k_end) return;  // (warp-uniform: a group past n)
         const int r = lane >> 2, c = lane & 3;
 #pragma unroll
-        for (int k0 = k_begin; k0 < k_begin + GEMM_TILE_KC / GEMM_KSPLIT; k0 += 4) {
+        for (int k0 = k_begin; k0 < k_begin + KG; k0 += 4) {
             const int k = k0 + c;
             const bool in = k < k_end;
             double a[2], b[4];
@@ -1113,38 +1120,168 @@ struct GemmDmma {
     }
 };
 
-// stage: shared, 2 · GEMM_TILE_KC · GEMM_STAGE_LD elements (declared by the caller, once for every
-// instantiation). All GEMM_TILE_THREADS threads call it.
+// f64 on sm_80+, 64 × 64 tiles of C (BT_GEMM_WIDE, jit.rs KernelSpec::wide_gemm): warp w of
+// the 8 owns the 16 × 32 block at rows 16·(w % 4), columns 32·(w / 4), as 2 × 4 tiles of 8 × 8
+// (mma m8n8k4 over the whole chunk: no k split, no partial sums to add), so each staged byte
+// feeds twice the products of a 32 × 32 tile. The chunks of GEMM64_KC columns come in with
+// cp.async, GEMM64_STAGES deep in dynamic shared memory (jit.rs wide_gemm_smem_bytes): the register
+// staging of the 32 × 32 tiles, at 64 rows, spilled. Row stride of a staged column 64 + 4, so
+// that a fragment's loads (four columns of eight rows) are conflict-free.
+#define GEMM64_KC 32
+#define GEMM64_SL (64 + 4)
+#define GEMM64_STAGES 2
+struct GemmDmma64 {
+    int I0, J0, lane;  // the warp's first 8 × 8 tile row and column
+    bool lower_diag, idle;
+    double acc[2][4][2];
+    __device__ __forceinline__ GemmDmma64(bool lower_diag_) {
+        const int w = threadIdx.x / 32;
+        I0 = 2 * (w % 4), J0 = 4 * (w / 4), lane = threadIdx.x % 32, lower_diag = lower_diag_;
+        idle = lower_diag && J0 > I0 + 1;  // all above the diagonal of a syrk's diagonal tile
+#pragma unroll
+        for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+            for (int J = 0; J < 4; ++J) acc[ii][J][0] = acc[ii][J][1] = 0;
+    }
+    // Columns [0, k_valid) of the staged chunk (those past n as zero: they may hold anything).
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_valid) {
+        if (idle) return;  // (warp-uniform)
+        const int r = lane >> 2, c = lane & 3;
+#pragma unroll 2
+        for (int k0 = 0; k0 < GEMM64_KC; k0 += 4) {
+            const int k = k0 + c;
+            const bool in = k < k_valid;
+            double a[2], b[4];
+#pragma unroll
+            for (int ii = 0; ii < 2; ++ii) a[ii] = in ? sA[k * GEMM64_SL + 8 * (I0 + ii) + r] : 0.0;
+#pragma unroll
+            for (int J = 0; J < 4; ++J) b[J] = in ? sB[k * GEMM64_SL + 8 * (J0 + J) + r] : 0.0;
+#pragma unroll
+            for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+                for (int J = 0; J < 4; ++J)
+                    if (!(lower_diag && J0 + J > I0 + ii)) dmma_8x8x4(acc[ii][J], a[ii], b[J]);
+        }
+    }
+    template <bool LOWER, bool ACCUM>
+    __device__ __forceinline__ void finish(real* C, int n, int i0, int j0, real alpha) {
+        if (idle) return;
+#pragma unroll
+        for (int ii = 0; ii < 2; ++ii)
+#pragma unroll
+            for (int J = 0; J < 4; ++J)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    // C fragment: row lane/4, columns 2·(lane%4) + e of the tile.
+                    const int i = i0 + 8 * (I0 + ii) + (lane >> 2), j = j0 + 8 * (J0 + J) + 2 * (lane & 3) + e;
+                    if (i < n && j < n && (!LOWER || i >= j))
+                        C[i + j * LD] = ACCUM ? C[i + j * LD] + alpha * acc[ii][J][e] : alpha * acc[ii][J][e];
+                }
+    }
+};
+// Stage s of the 64 × 64 tile's chunks: s[operand][k][row].
+#define GEMM64_STAGE_ELEMS (2 * GEMM64_KC * GEMM64_SL)
+constexpr int GEMM64_SMEM_BYTES = GEMM64_STAGES * GEMM64_STAGE_ELEMS * (int)sizeof(real);  // jit.rs gemm_smem_bytes
+
+// Chunk q's columns [k0, k0 + GEMM64_KC) of rows [i0, i0 + 64) of A and [j0, …) of B (B not
+// when `same`) into stage `s`, 16 bytes per cp.async; rows past LD as zero, columns past LD not
+// copied (never used).
+__device__ __forceinline__ void gemm64_chunk_async(real* s, const real* A, const real* B, bool same, int i0, int j0,
+                                                   int k0) {
+    constexpr int V = 16 / sizeof(real), per_col = 64 / V, per_operand = GEMM64_KC * per_col;
+    for (int e = threadIdx.x; e < (same ? 1 : 2) * per_operand; e += GEMM_TILE_THREADS) {
+        const int op = e / per_operand, k = e % per_operand / per_col, r = e % per_col * V;
+        const int row = (op == 0 ? i0 : j0) + r;
+        real* dst = s + (op * GEMM64_KC + k) * GEMM64_SL + r;
+        if (k0 + k >= LD) continue;
+        if (row < LD)
+            copy_async_16(dst, (op == 0 ? A : B) + row + (long long)(k0 + k) * LD);
+        else
+            *reinterpret_cast<vec16*>(dst) = vec16{};
+    }
+}
+
+// The 64 × 64 tile of C at (i0, j0), as gemm_tile_nt (below) does the 32 × 32 ones. `stage`:
+// GEMM64_SMEM_BYTES of dynamic shared memory. All GEMM_TILE_THREADS threads call it.
+template <bool LOWER, bool ACCUM>
+__device__ void gemm_tile64_nt(real* C, const real* A, const real* B, const real* A2, const real* B2, int n, int i0,
+                               int j0, real alpha, real* stage) {
+    GemmDmma64 prod(LOWER && i0 == j0);
+    const int per_pass = (n + GEMM64_KC - 1) / GEMM64_KC, chunks = (A2 ? 2 : 1) * per_pass;
+    // Chunk q: its operands, whether it is a diagonal tile of a syrk (one operand), its columns.
+    auto issue = [&](int q) {
+        if (q < chunks) {
+            const bool second = q >= per_pass;
+            const real* PA = second ? A2 : A;
+            const real* PB = second ? B2 : B;
+            gemm64_chunk_async(stage + q % GEMM64_STAGES * GEMM64_STAGE_ELEMS, PA, PB, PA == PB && i0 == j0, i0, j0,
+                               (q - (second ? per_pass : 0)) * GEMM64_KC);
+        }
+        commit_async();  // (an empty group past the end: the waits below count groups)
+    };
+#pragma unroll
+    for (int q = 0; q < GEMM64_STAGES - 1; ++q) issue(q);
+    for (int c = 0; c < chunks; ++c) {
+        issue(c + GEMM64_STAGES - 1);
+        wait_async<GEMM64_STAGES - 1>();  // chunk c is in
+        __syncthreads();
+        const bool second = c >= per_pass;
+        const bool same = (second ? A2 == B2 : A == B) && i0 == j0;
+        const real* sA = stage + c % GEMM64_STAGES * GEMM64_STAGE_ELEMS;
+        prod.chunk(sA, same ? sA : sA + GEMM64_KC * GEMM64_SL, n - (c - (second ? per_pass : 0)) * GEMM64_KC);
+        __syncthreads();  // stage c % STAGES is consumed before chunk c + STAGES overwrites it
+    }
+    prod.template finish<LOWER, ACCUM>(C, n, i0, j0, alpha);
+}
+
+// The wide levels' split gemm (kernels/factor.cu btchol_factor_gemm_wide) has 64 × 64 tiles in
+// f64 on the FP64 tensor cores (BT_GEMM_WIDE = 1 from jit.rs KernelSpec::wide_gemm_tile, where
+// LD > 64); elsewhere it is the 32 × 32 one, and not launched.
+#ifndef BT_GEMM_WIDE
+#define BT_GEMM_WIDE 0
+#endif
+static_assert(!BT_GEMM_WIDE || (DMMA_ARCH && sizeof(real) == 8 && LD % 8 == 0),
+              "64 × 64 split gemm tiles: f64 blocks of 8-row multiples on the FP64 tensor cores");
+
+// The 32 × 32 tile of C at (i0, j0): chunks of the operands' columns staged through registers
+// into `stage` (shared, 2 · GEMM_TILE_KC · GEMM_STAGE_LD elements, declared by the caller), the
+// next chunk's loads in flight while the current one is multiplied. All GEMM_TILE_THREADS
+// threads call it.
 template <bool LOWER, bool ACCUM>
 __device__ void gemm_tile_nt(real* C, const real* A, const real* B, const real* A2, const real* B2, int n, int i0,
                              int j0, real alpha, real* stage) {
-    constexpr int V = GEMM_V, KG = GEMM_TILE_KC / GEMM_KSPLIT;
-    typedef typename vec_of<V>::type piece;
     typedef typename type_if<GEMM_DMMA, GemmDmma, GemmSimt>::type Product;
-    const int g = threadIdx.x / GEMM_GROUP;
     Product prod(LOWER && i0 == j0);
     const int chunks_per_pass = (n + GEMM_TILE_KC - 1) / GEMM_TILE_KC, chunks = (A2 ? 2 : 1) * chunks_per_pass;
-    piece buf[GEMM_PIECES];
-    gemm_chunk_load<V>(buf, A, B, A == B && i0 == j0, i0, j0, 0);
+    GemmChunk32::piece buf[GemmChunk32::PIECES];
+    GemmChunk32::load(buf, A, B, A == B && i0 == j0, i0, j0, 0);
     for (int c = 0; c < chunks; ++c) {
         const bool second = c >= chunks_per_pass;
         const real* PA = second ? A2 : A;
         const bool same = PA == (second ? B2 : B) && i0 == j0;  // a diagonal tile of a syrk: one operand
         const int k0 = (c - (second ? chunks_per_pass : 0)) * GEMM_TILE_KC;
         __syncthreads();  // the previous chunk is consumed
-        gemm_chunk_store<V>(buf, stage);
+        GemmChunk32::store(buf, stage);
         __syncthreads();
         if (c + 1 < chunks) {  // the next chunk's loads, in flight during this one's products
             const bool s2 = c + 1 >= chunks_per_pass;
             const real* NA = s2 ? A2 : A;
             const real* NB = s2 ? B2 : B;
-            gemm_chunk_load<V>(buf, NA, NB, NA == NB && i0 == j0, i0, j0,
-                               (c + 1 - (s2 ? chunks_per_pass : 0)) * GEMM_TILE_KC);
+            GemmChunk32::load(buf, NA, NB, NA == NB && i0 == j0, i0, j0, (c + 1 - (s2 ? chunks_per_pass : 0)) * GEMM_TILE_KC);
         }
-        const real* sB = same ? stage : stage + GEMM_TILE_KC * GEMM_STAGE_LD;
-        prod.chunk(stage, sB, KG * g, min(KG * (g + 1), n - k0));
+        prod.chunk(stage, same ? stage : stage + GEMM_TILE_KC * GEMM_STAGE_LD, n - k0);
     }
     prod.template finish<LOWER, ACCUM>(stage, C, n, i0, j0, alpha);
+}
+
+// The split gemm's TILE × TILE tile of C at (i0, j0).
+template <int TILE, bool LOWER, bool ACCUM>
+__device__ __forceinline__ void gemm_out_tile(real* C, const real* A, const real* B, const real* A2, const real* B2,
+                                              int n, int i0, int j0, real alpha, real* stage) {
+    if constexpr (TILE == 64)
+        gemm_tile64_nt<LOWER, ACCUM>(C, A, B, A2, B2, n, i0, j0, alpha, stage);
+    else
+        gemm_tile_nt<LOWER, ACCUM>(C, A, B, A2, B2, n, i0, j0, alpha, stage);
 }
 
 // f64 on sm_80+, both operands staged in shared memory with column stride SLD (the fused factor

@@ -6,7 +6,8 @@
 //       D_a ← D_a − Σ L_{a,i}·L_{a,i}ᵀ
 //   Split levels (`fill` = 0; always when BT_SPLIT, 64 < LD): the eliminations do no fill, and
 //       btchol_factor_gemm does the level's fills and updates instead, one CTA per 32×32 output
-//       tile (btchol_factor_update is not launched).
+//       tile (btchol_factor_update is not launched); btchol_factor_gemm_wide the same in
+//       64×64 tiles at wide levels (f64, LD > 64).
 
 // Two CTAs per SM where 3·LD rows leave room for them (192 threads at LD = 64: at most 168
 // registers each, instead of one CTA of 256 holding the SM's registers).
@@ -136,36 +137,61 @@ extern "C" __global__ void __launch_bounds__(NT) btchol_factor_update(
 }
 
 // CTA x: item x / per_item; then, in order, the lower tiles of each update (column by column) and
-// the tiles of each elimination's fill (none where it has no fill). Launched with
-// GEMM_TILE_THREADS threads, after the level's eliminations: the fill slots it writes are read by
-// nobody at this level (crate::schedule: each is written once and consumed at the next level).
-extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 2) btchol_factor_gemm(
-    real* diag, real* slots, const int* elim_recs, int n_elim, const int* update_recs, int n_update, int n,
-    long long item_diag, long long item_slots, const unsigned long long* fail) {
-    wait_for_previous_kernel();
-    constexpr int T = GEMM_TILES_PER_SIDE, lower_tiles = T * (T + 1) / 2;
+// the tiles of each elimination's fill (none where it has no fill); TILE × TILE tiles (jit.rs
+// gemm_ctas_per_item). Launched with GEMM_TILE_THREADS threads, after the level's eliminations:
+// the fill slots it writes are read by nobody at this level (crate::schedule: each is written
+// once and consumed at the next level).
+template <int TILE>
+__device__ __forceinline__ void factor_gemm_tiles(real* diag, real* slots, const int* elim_recs, int n_elim,
+                                                  const int* update_recs, int n_update, int n, long long item_diag,
+                                                  long long item_slots, const unsigned long long* fail, real* stage) {
+    constexpr int T = (LD + TILE - 1) / TILE, lower_tiles = T * (T + 1) / 2;
     const int per_item = n_update * lower_tiles + n_elim * T * T;
     const int item = blockIdx.x / per_item;
     int w = blockIdx.x % per_item;
     if (fail[item] != NO_FAILURE) return;
     real* slot_base = slots + item * item_slots;
-    __shared__ __align__(16) real stage[2 * GEMM_TILE_KC * GEMM_STAGE_LD];
     if (w < n_update * lower_tiles) {
         const int* r = update_recs + REC * (w / lower_tiles);
         int t = w % lower_tiles, tj = 0;
         while (t >= T - tj) t -= T - tj++;  // column tj of the lower tiles holds T − tj of them
-        const int i0 = (tj + t) * GEMM_TILE, j0 = tj * GEMM_TILE;
+        const int i0 = (tj + t) * TILE, j0 = tj * TILE;
         if (i0 >= n) return;
         const real* A0 = slot_base + r[1] * BS;
         const real* A1 = r[7] > 1 ? slot_base + r[3] * BS : nullptr;
-        gemm_tile_nt<true, true>(diag + item * item_diag + r[0] * BS, A0, A0, A1, A1, n, i0, j0, real(-1), stage);
+        gemm_out_tile<TILE, true, true>(diag + item * item_diag + r[0] * BS, A0, A0, A1, A1, n, i0, j0, real(-1), stage);
     } else {
         w -= n_update * lower_tiles;
         const int* r = elim_recs + REC * (w / (T * T));
-        const int t = w % (T * T), i0 = t % T * GEMM_TILE, j0 = t / T * GEMM_TILE;
+        const int t = w % (T * T), i0 = t % T * TILE, j0 = t / T * TILE;
         if (r[5] < 0 || i0 >= n || j0 >= n) return;
         const real *L0 = slot_base + r[1] * BS, *L1 = slot_base + r[3] * BS;  // (selects: no local array)
-        gemm_tile_nt<false, false>(slot_base + r[5] * BS, r[6] ? L1 : L0, r[6] ? L0 : L1, nullptr, nullptr, n, i0, j0,
-                                  real(-1), stage);
+        gemm_out_tile<TILE, false, false>(slot_base + r[5] * BS, r[6] ? L1 : L0, r[6] ? L0 : L1, nullptr, nullptr, n, i0,
+                                          j0, real(-1), stage);
     }
+}
+
+// 32 × 32 tiles: the narrow levels' many small CTAs (with 64 × 64 tiles f64 n = 128, N = 64 was
+// 12 % slower, H200).
+extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 2) btchol_factor_gemm(
+    real* diag, real* slots, const int* elim_recs, int n_elim, const int* update_recs, int n_update, int n,
+    long long item_diag, long long item_slots, const unsigned long long* fail) {
+    wait_for_previous_kernel();
+    __shared__ __align__(16) real stage[2 * GEMM_TILE_KC * GEMM_STAGE_LD];
+    factor_gemm_tiles<32>(diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_diag, item_slots, fail, stage);
+}
+
+// 64 × 64 tiles at the wide levels (BT_GEMM_WIDE; engine.rs gemm_wide_min_ctas), f64: half
+// the operand traffic per flop (f64 n = 128, N = 4096: factor 7053 → 6115 µs, H200), with
+// GEMM64_SMEM_BYTES of dynamic shared memory; three CTAs per SM (at most 85 registers: 80, no
+// spill; against two, 6115 → 5840 µs).
+extern "C" __global__ void __launch_bounds__(GEMM_TILE_THREADS, 3) btchol_factor_gemm_wide(
+    real* diag, real* slots, const int* elim_recs, int n_elim, const int* update_recs, int n_update, int n,
+    long long item_diag, long long item_slots, const unsigned long long* fail) {
+    wait_for_previous_kernel();
+#if BT_GEMM_WIDE
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    factor_gemm_tiles<64>(diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_diag, item_slots, fail,
+                          reinterpret_cast<real*>(smem_raw));
+#endif
 }

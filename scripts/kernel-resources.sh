@@ -43,6 +43,7 @@ sld = ldi + 4  # jit.rs KernelSpec::staged_ld
 fused = int(not split and (ldi ** 2 + 2 * ldi * sld) * size + 4096 <= 200 * 1024)
 opts = ["--gpu-architecture=sm_90", "--std=c++17", f"-DBT_T={t}", f"-DBT_LD={ld}", f"-DBT_NT={nt}", f"-DBT_FUSED={fused}",
         f"-DBT_SLD={sld}", f"-DBT_SPLIT={split}", "-DBT_BOOST=0",
+        f"-DBT_GEMM_WIDE={int(t == 'double' and split)}",  # jit.rs KernelSpec::wide_gemm (sm_90)
         f"-DBT_ELIMINATE_CLUSTER={int(t == 'double' and (56 < ldi <= 64 or 72 < ldi <= 128))}"]  # jit.rs KernelSpec::eliminate_cluster (sm_90)
 if nv.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])) != 0:
     n = ctypes.c_size_t(); nv.nvrtcGetProgramLogSize(prog, ctypes.byref(n))

@@ -36,8 +36,10 @@ pub(super) const REC: usize = 8;
 struct Kernels {
     factor_eliminate: CudaFunction,
     factor_update: CudaFunction,
-    /// The fills and updates of split levels (`CudaEngine::split_level`).
+    /// The fills and updates of split levels (`CudaEngine::split_level`), in 32 × 32 tiles, and
+    /// where the variant has them (`KernelSpec::wide_gemm`) in 64 × 64 tiles for wide levels.
     factor_gemm: CudaFunction,
+    factor_gemm_wide: Option<CudaFunction>,
     forward_eliminate: CudaFunction,
     forward_update: CudaFunction,
     backward_eliminate: CudaFunction,
@@ -261,8 +263,6 @@ fn eliminate_cluster(
     Ok(Some(EliminateCluster { func, threads, smem, max_ctas }))
 }
 
-/// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
-/// with dynamic shared memory, since its static shared memory counts against the same limit).
 /// A kernel-development switch `NAME=0|1`: `Some(false)` / `Some(true)` forces a path off or on
 /// (A/B runs, tests), anything else `None`, the plan's default rule.
 pub(super) fn env_switch(name: &str) -> Option<bool> {
@@ -271,6 +271,11 @@ pub(super) fn env_switch(name: &str) -> Option<bool> {
         Ok("1") => Some(true),
         _ => None,
     }
+}
+
+/// A kernel-development threshold `NAME=K` (A/B runs), else `default`.
+pub(super) fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// The most dynamic shared memory one CTA of `func` can opt in to on `dev`: the device's opt-in
@@ -284,6 +289,8 @@ pub(super) fn dynamic_smem_limit(func: &CudaFunction, dev: &Device) -> usize {
     dev.smem_optin.saturating_sub(static_bytes)
 }
 
+/// Lets `func` use `bytes` of dynamic shared memory (needed above 48 KiB; done for every kernel
+/// with dynamic shared memory, since its static shared memory counts against the same limit).
 pub(super) fn opt_in_shared_memory(func: &CudaFunction, bytes: usize) -> Result<()> {
     unsafe {
         result::function::set_function_attribute(
@@ -622,6 +629,10 @@ pub struct CudaEngine<T: Scalar> {
     /// Levels of 32 < ld ≤ 64 with fewer eliminations (× batch) than this are split
     /// (`split_level`): the GPU's SMs, or `BTCHOL_FUSED_MIN_CTAS=K` (kernel development).
     fused_min_ctas: usize,
+    /// Split levels whose 64 × 64 gemm tiles (× batch) number at least this run them
+    /// (`Kernels::factor_gemm_wide`), the others 32 × 32 tiles: four per SM (two waves of two
+    /// CTAs), or `BTCHOL_GEMM_WIDE_MIN_CTAS=K` (kernel development).
+    gemm_wide_min_ctas: usize,
     /// Uploads from pageable memory over several threads (`host_stager`).
     stager: HostStager,
 }
@@ -679,6 +690,7 @@ impl<T: Scalar> CudaEngine<T> {
             factor_eliminate: from(&factor_module, "btchol_factor_eliminate")?,
             factor_update: from(&factor_module, "btchol_factor_update")?,
             factor_gemm: f("btchol_factor_gemm")?,
+            factor_gemm_wide: if spec.wide_gemm(dev.arch) { Some(f("btchol_factor_gemm_wide")?) } else { None },
             forward_eliminate: f("btchol_forward_eliminate")?,
             forward_update: f("btchol_forward_update")?,
             backward_eliminate: f("btchol_backward_eliminate")?,
@@ -701,6 +713,9 @@ impl<T: Scalar> CudaEngine<T> {
             opt_in_shared_memory(&k.factor_eliminate, spec.factor_smem_bytes())?;
             opt_in_shared_memory(&k.factor_update, spec.update_smem_bytes())?;
         }
+        if let Some(wide) = &k.factor_gemm_wide {
+            opt_in_shared_memory(wide, spec.wide_gemm_smem_bytes())?;
+        }
         if spec.solve_smem_bytes() > 0 {
             opt_in_shared_memory(&k.forward_eliminate, spec.solve_smem_bytes())?;
             opt_in_shared_memory(&k.backward_eliminate, spec.solve_smem_bytes())?;
@@ -710,7 +725,7 @@ impl<T: Scalar> CudaEngine<T> {
         let n_slots = schedule.n_slots();
         let bs = spec.ld * spec.ld;
         let grid_limit = (i32::MAX as usize) / dims.batch;
-        let gemm_ctas = |l: &LevelRecords| spec.gemm_ctas_per_item(l.n_update, l.n_elim);
+        let gemm_ctas = |l: &LevelRecords| spec.gemm_ctas_per_item(32, l.n_update, l.n_elim);
         if levels.iter().any(|l| l.n_elim.max(l.n_update).max(dims.n_blocks).max(gemm_ctas(l)) > grid_limit) {
             return Err(Error::InvalidDimension("batch × N too large for one CUDA grid".into()));
         }
@@ -864,8 +879,8 @@ impl<T: Scalar> CudaEngine<T> {
         let reports = PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host status reports")?;
         let host_rhs = PinnedBuffer::filled(&dev, b * rows * max_nrhs, T::ZERO, "host right-hand-side staging")?;
         let stager = HostStager::new(&dev, (dims.diag_len() + dims.sub_len()) * std::mem::size_of::<T>())?;
-        let fused_min_ctas =
-            std::env::var("BTCHOL_FUSED_MIN_CTAS").ok().and_then(|v| v.parse().ok()).unwrap_or(dev.sm_count);
+        let fused_min_ctas = env_count("BTCHOL_FUSED_MIN_CTAS", dev.sm_count);
+        let gemm_wide_min_ctas = env_count("BTCHOL_GEMM_WIDE_MIN_CTAS", 4 * dev.sm_count);
         Ok(CudaEngine {
             host_keys: PinnedBuffer::filled(&dev, 2 * b, NO_FAILURE, "host flag staging")?,
             reports_mapped: reports.device_ptr()?,
@@ -893,6 +908,7 @@ impl<T: Scalar> CudaEngine<T> {
             narrow_carveout: narrow_carveout(driver),
             fused_solve: std::env::var("BTCHOL_FUSED_SOLVE").as_deref() != Ok("0"),
             fused_min_ctas,
+            gemm_wide_min_ctas,
             stager,
             stream,
             spec,
@@ -1139,7 +1155,12 @@ impl<T: Scalar> CudaEngine<T> {
         if split {
             let (elim_recs, n_elim) = (recs, nw);
             let mut a = args![diag, slots, elim_recs, n_elim, update_recs, n_update, n, item_d, item_s, fail];
-            let ctas = d.batch * self.spec.gemm_ctas_per_item(lr.n_update, lr.n_elim);
+            let wide_ctas = d.batch * self.spec.gemm_ctas_per_item(64, lr.n_update, lr.n_elim);
+            if let Some(wide) = self.k.factor_gemm_wide.as_ref().filter(|_| wide_ctas >= self.gemm_wide_min_ctas) {
+                let shape = (wide_ctas, GEMM_TILE_THREADS, self.spec.wide_gemm_smem_bytes());
+                return unsafe { self.launch_factor_level(wide, shape, &mut a) };
+            }
+            let ctas = d.batch * self.spec.gemm_ctas_per_item(32, lr.n_update, lr.n_elim);
             return unsafe { self.launch_factor_level(&self.k.factor_gemm, (ctas, GEMM_TILE_THREADS, 0), &mut a) };
         }
         let mut a = args![diag, slots, update_recs, n_update, n, item_d, item_s, fail];

@@ -81,8 +81,7 @@ impl FactorCluster {
         if dev.arch.0 < 9 || spec.dtype != DType::F64 || !matches!(spec.ld, 16 | 32) || !enabled {
             return Ok(None);
         }
-        let max_size =
-            std::env::var("BTCHOL_FACTOR_CLUSTER_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_MAX_SIZE);
+        let max_size = super::engine::env_count("BTCHOL_FACTOR_CLUSTER_MAX", DEFAULT_MAX_SIZE);
         let Some((from, size)) = cluster_shape(cta_levels, max_size.clamp(1, MAX_SIZE), first) else {
             return Ok(None);
         };

@@ -33,15 +33,17 @@ pub const KERNEL_SOURCES: [(&str, &str); 8] = [
 pub const SPLIT_ABOVE_LD: usize = 64;
 
 /// Threads per CTA of the split gemm (kernels/block_ops.cuh `GEMM_TILE_THREADS`: 4 groups of 8 × 8
-/// threads of 4 × 4 outputs per 32 × 32 tile, each group a quarter of the columns).
+/// threads of 4 × 4 outputs per 32 × 32 tile, each group a quarter of the columns; 8 warps of
+/// 16 × 32 outputs per 64 × 64 tile).
 pub const GEMM_TILE_THREADS: usize = 256;
 
 /// The kernel entry points every module exports.
-pub const KERNEL_NAMES: [&str; 17] = [
+pub const KERNEL_NAMES: [&str; 18] = [
     "btchol_factor_eliminate",
     "btchol_factor_eliminate_cluster",
     "btchol_factor_update",
     "btchol_factor_gemm",
+    "btchol_factor_gemm_wide",
     "btchol_forward_eliminate",
     "btchol_forward_update",
     "btchol_backward_eliminate",
@@ -194,16 +196,29 @@ impl KernelSpec {
         !self.small()
     }
 
-    /// CTAs per item of a level's split gemm (kernels/factor.cu btchol_factor_gemm): the lower
-    /// tiles of every update and all tiles of every elimination, t = `GEMM_TILES_PER_SIDE` per
-    /// side of a block (kernels/block_ops.cuh); 0 where levels are never split.
-    pub fn gemm_ctas_per_item(&self, n_update: usize, n_elim: usize) -> usize {
-        let t = self.ld.div_ceil(32);
+    /// CTAs per item of a level's split gemm (kernels/factor.cu factor_gemm_tiles) in tiles of
+    /// `tile` × `tile`: the lower tiles of every update and all tiles of every elimination; 0
+    /// where levels are never split.
+    pub fn gemm_ctas_per_item(&self, tile: usize, n_update: usize, n_elim: usize) -> usize {
+        let t = self.ld.div_ceil(tile);
         if self.can_split_levels() {
             n_update * t * (t + 1) / 2 + n_elim * t * t
         } else {
             0
         }
+    }
+
+    /// Whether the split gemm has its 64 × 64 tiles for wide levels (`-DBT_GEMM_WIDE`,
+    /// kernels/factor.cu btchol_factor_gemm_wide): f64 blocks above 64 on the FP64 tensor cores
+    /// (sm_80+; kernels/block_ops.cuh GemmDmma64).
+    pub fn wide_gemm(&self, arch: (i32, i32)) -> bool {
+        self.dtype == DType::F64 && self.split_gemm() && self.ld % 8 == 0 && arch.0 >= 8
+    }
+
+    /// Dynamic shared memory of the wide split gemm: its cp.async stages (kernels/block_ops.cuh
+    /// GEMM64_SMEM_BYTES: 2 stages × 2 operands × 32 columns × (64 + 4) rows).
+    pub fn wide_gemm_smem_bytes(&self) -> usize {
+        2 * 2 * 32 * (64 + 4) * self.dtype.size_bytes()
     }
 
     /// The same variant with the pivot policy compiled in or out.
@@ -410,6 +425,7 @@ impl KernelSpec {
             format!("-DBT_FUSED={}", self.fused as i32),
             format!("-DBT_SLD={}", self.staged_ld()),
             format!("-DBT_SPLIT={}", self.split_gemm() as i32),
+            format!("-DBT_GEMM_WIDE={}", self.wide_gemm(arch) as i32),
             format!("-DBT_BOOST={}", self.boost as i32),
             format!("-DBT_ELIMINATE_CLUSTER={}", self.eliminate_cluster(arch) as i32),
         ];
