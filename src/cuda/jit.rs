@@ -210,7 +210,10 @@ impl KernelSpec {
 
     /// Whether the split gemm has its 64 × 64 tiles for wide levels (`-DBT_GEMM_WIDE`,
     /// kernels/factor.cu btchol_factor_gemm_wide): f64 blocks above 64 on the FP64 tensor cores
-    /// (sm_80+; kernels/block_ops.cuh GemmDmma64).
+    /// (sm_80+; kernels/block_ops.cuh GemmDmma64). Not for 32 < ld ≤ 64: there only the narrow
+    /// levels are split, with too few tiles, and splitting the wide ones too (their fills and
+    /// updates in these tiles) measured no faster than fused (f64 n = 64, N = 4096 1199 → 1206 µs,
+    /// n = 48, N = 16384 2080 → 2485, H200).
     pub fn wide_gemm(&self, arch: (i32, i32)) -> bool {
         self.dtype == DType::F64 && self.split_gemm() && self.ld % 8 == 0 && arch.0 >= 8
     }
