@@ -1126,7 +1126,10 @@ struct GemmDmma {
 // feeds twice the products of a 32 × 32 tile. The chunks of GEMM64_KC columns come in with
 // cp.async, GEMM64_STAGES deep in dynamic shared memory (jit.rs wide_gemm_smem_bytes): the register
 // staging of the 32 × 32 tiles, at 64 rows, spilled. Row stride of a staged column 64 + 4, so
-// that a fragment's loads (four columns of eight rows) are conflict-free.
+// that a fragment's loads (four columns of eight rows) are conflict-free. Its warp block is
+// gemm_nt_staged_dmma's (below), written out twice on purpose: one shared helper
+// (bench/results/experiments/2026-12-02-dmma-warp-block.patch) changed both kernels' code and
+// made f64 n = 64 and 128 1–3 % slower (H200 A/B, bench/results/ab/README.md).
 #define GEMM64_KC 32
 #define GEMM64_SL (64 + 4)
 #define GEMM64_STAGES 2
