@@ -658,6 +658,29 @@ mod tests {
         assert_eq!(spec(DType::F32, 4).chunk_block_ld(), 5);
     }
 
+    /// The wide split gemm's dynamic shared memory is what its kernel stages (kernels/block_ops.cuh
+    /// GEMM64_STAGES × 2 operands × GEMM64_KC columns × GEMM64_SL rows), and three of its CTAs
+    /// fit an sm_90 SM (228 KB, 1 KB reserved and 1 KB static per CTA: `__launch_bounds__(256, 3)`).
+    #[test]
+    fn the_wide_gemm_stages_match_the_kernel_and_fit_three_ctas_per_sm90() {
+        let block_ops = KERNEL_SOURCES.iter().find(|(name, _)| *name == "block_ops.cuh").unwrap().1;
+        let define = |name: &str| -> usize {
+            let line = block_ops.lines().find(|l| l.starts_with(&format!("#define {name} "))).expect(name);
+            let value = line[format!("#define {name} ").len()..].trim().trim_matches(|c| c == '(' || c == ')');
+            value.split('+').map(|t| t.trim().parse::<usize>().expect(line)).sum()
+        };
+        let stages = define("GEMM64_STAGES") * 2 * define("GEMM64_KC") * define("GEMM64_SL");
+        for n in [72, 100, 128, 200, 256] {
+            let spec = KernelSpec::for_block_size(DType::F64, n, 227 * 1024);
+            assert!(spec.wide_gemm((9, 0)) && spec.wide_gemm((8, 0)) && !spec.wide_gemm((7, 5)), "n = {n}");
+            assert_eq!(spec.wide_gemm_smem_bytes(), stages * 8, "n = {n}");
+            assert!(3 * (spec.wide_gemm_smem_bytes() + 2048) <= 228 * 1024);
+        }
+        for (dtype, n) in [(DType::F64, 64), (DType::F64, 40), (DType::F64, 32), (DType::F32, 128)] {
+            assert!(!KernelSpec::for_block_size(dtype, n, 227 * 1024).wide_gemm((9, 0)), "{dtype:?} n = {n}");
+        }
+    }
+
     #[test]
     fn a_kernel_dir_replaces_only_the_files_it_holds() {
         let dir = std::env::temp_dir().join(format!("btchol-kernel-dir-{}", std::process::id()));
