@@ -950,6 +950,7 @@ __device__ void gemm_nt_tiled(real* C, const real* A, const real* B, const real*
 #define GEMM_TILE_KC 64
 // 16-byte pieces where LD allows (always when BT_SPLIT: 64 < LD is a multiple of 64 bytes).
 #define GEMM_V (LD % (16 / sizeof(real)) == 0 ? 16 / sizeof(real) : 1)
+#define GEMM_PIECES (2 * GEMM_TILE_KC * GEMM_TILE / GEMM_V / GEMM_TILE_THREADS)  // per thread and chunk
 // f64 on sm_80+: the tile's products on the FP64 tensor cores (GemmDmma below).
 constexpr bool GEMM_DMMA = DMMA_ARCH && sizeof(real) == 8 && GEMM_GROUP == 64;
 // Row stride of a staged column (elements). GemmDmma: 8 past the tile, so that its fragment loads
@@ -957,42 +958,37 @@ constexpr bool GEMM_DMMA = DMMA_ARCH && sizeof(real) == 8 && GEMM_GROUP == 64;
 // a 4-way conflict: f64 n = 128, N = 4096 7859 → 7310 µs, H100).
 #define GEMM_STAGE_LD (GEMM_TILE + (GEMM_DMMA ? 8 : 0))
 
-// A chunk: rows [i0, i0 + TILE) of A and [j0, …) of B (B skipped when `same`), columns
-// [k0, k0 + KC), as pieces into registers (rows or columns past LD as zero; columns past n are
-// loaded but not used), then into s[operand][k][row] (row stride SL). PIECES per thread.
-template <int TILE, int KC, int SL>
-struct GemmChunk {
-    static constexpr int V = GEMM_V, per_col = TILE / V, per_operand = KC * per_col;
-    static constexpr int PIECES = 2 * per_operand / GEMM_TILE_THREADS;
-    typedef typename vec_of<V>::type piece;
-    static_assert(PIECES * GEMM_TILE_THREADS == 2 * per_operand, "a chunk's pieces divide among the threads");
-    static __device__ __forceinline__ void load(piece (&buf)[PIECES], const real* A, const real* B, bool same, int i0,
-                                                int j0, int k0) {
+// A chunk: rows [i0, i0 + GEMM_TILE) of A and [j0, …) of B (B skipped when `same`), columns
+// [k0, k0 + GEMM_TILE_KC), as pieces into registers (rows or columns past LD as zero; columns
+// past n are loaded but not used), then into s[operand][k][row] (row stride GEMM_STAGE_LD).
+template <int V>
+__device__ __forceinline__ void gemm_chunk_load(typename vec_of<V>::type (&buf)[GEMM_PIECES], const real* A,
+                                                const real* B, bool same, int i0, int j0, int k0) {
+    constexpr int per_col = GEMM_TILE / V, per_operand = GEMM_TILE_KC * per_col;
 #pragma unroll
-        for (int p = 0; p < PIECES; ++p) {
-            const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
-            const int k = e % per_operand / per_col, r = e % per_col * V, r0 = op == 0 ? i0 : j0;
-            const real* P = op == 0 ? A : B;
-            if (r0 + r < LD && k0 + k < LD && !(op == 1 && same))
-                buf[p] = *reinterpret_cast<const piece*>(P + r0 + r + (long long)(k0 + k) * LD);
-            else
-                buf[p] = piece{};
-        }
+    for (int p = 0; p < GEMM_PIECES; ++p) {
+        const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
+        const int k = e % per_operand / per_col, r = e % per_col * V, r0 = op == 0 ? i0 : j0;
+        const real* P = op == 0 ? A : B;
+        if (r0 + r < LD && k0 + k < LD && !(op == 1 && same))
+            buf[p] = *reinterpret_cast<const typename vec_of<V>::type*>(P + r0 + r + (long long)(k0 + k) * LD);
+        else
+            buf[p] = typename vec_of<V>::type{};
     }
-    static __device__ __forceinline__ void store(const piece (&buf)[PIECES], real* s) {
+}
+template <int V>
+__device__ __forceinline__ void gemm_chunk_store(const typename vec_of<V>::type (&buf)[GEMM_PIECES], real* s) {
+    constexpr int per_col = GEMM_TILE / V, per_operand = GEMM_TILE_KC * per_col;
 #pragma unroll
-        for (int p = 0; p < PIECES; ++p) {
-            const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
-            const int k = op * KC + e % per_operand / per_col, r = e % per_col * V;
-            *reinterpret_cast<piece*>(s + k * SL + r) = buf[p];
-        }
+    for (int p = 0; p < GEMM_PIECES; ++p) {
+        const int e = threadIdx.x + p * GEMM_TILE_THREADS, op = e / per_operand;
+        const int k = op * GEMM_TILE_KC + e % per_operand / per_col, r = e % per_col * V;
+        *reinterpret_cast<typename vec_of<V>::type*>(s + k * GEMM_STAGE_LD + r) = buf[p];
     }
-};
-typedef GemmChunk<GEMM_TILE, GEMM_TILE_KC, GEMM_STAGE_LD> GemmChunk32;
+}
 
 // The tile's products, two ways; both sum their k-groups' partial tiles through `stage` at the
-// end and write C (`finish`). k counts the staged chunk's columns: group g takes
-// [KG·g, KG·(g + 1)) of those below k_valid (the chunk's columns past n are not used).
+// end and write C (`finish`). k counts the staged chunk's columns, [k_begin, k_end) this group's.
 // SIMT: thread lt of a group owns the MT × MT outputs at (ti, tj).
 struct GemmSimt {
     int g, lt, ti, tj;
@@ -1007,9 +1003,7 @@ struct GemmSimt {
 #pragma unroll
             for (int v = 0; v < MT; ++v) acc[u][v] = 0;
     }
-    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_valid) {
-        constexpr int KG = GEMM_TILE_KC / GEMM_KSPLIT;
-        const int k_begin = KG * g, k_end = min(KG * (g + 1), k_valid);
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_begin, int k_end) {
         if (idle) return;
 #pragma unroll 2
         for (int k = k_begin; k < k_end; ++k) {
@@ -1068,13 +1062,11 @@ struct GemmDmma {
     }
     // Tile (2h + ii, J) is all above the diagonal of a diagonal tile of a syrk.
     __device__ __forceinline__ bool skip(int ii, int J) const { return lower_diag && J > 2 * h + ii; }
-    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_valid) {
-        constexpr int KG = GEMM_TILE_KC / GEMM_KSPLIT;
-        const int k_begin = KG * g, k_end = min(KG * (g + 1), k_valid);
+    __device__ __forceinline__ void chunk(const real* sA, const real* sB, int k_begin, int k_end) {
         if (k_begin >= k_end) return;  // (warp-uniform: a group past n)
         const int r = lane >> 2, c = lane & 3;
 #pragma unroll
-        for (int k0 = k_begin; k0 < k_begin + KG; k0 += 4) {
+        for (int k0 = k_begin; k0 < k_begin + GEMM_TILE_KC / GEMM_KSPLIT; k0 += 4) {
             const int k = k0 + c;
             const bool in = k < k_end;
             double a[2], b[4];
@@ -1184,7 +1176,7 @@ struct GemmDmma64 {
 };
 // Stage s of the 64 × 64 tile's chunks: s[operand][k][row].
 #define GEMM64_STAGE_ELEMS (2 * GEMM64_KC * GEMM64_SL)
-constexpr int GEMM64_SMEM_BYTES = GEMM64_STAGES * GEMM64_STAGE_ELEMS * (int)sizeof(real);  // jit.rs gemm_smem_bytes
+constexpr int GEMM64_SMEM_BYTES = GEMM64_STAGES * GEMM64_STAGE_ELEMS * (int)sizeof(real);  // jit.rs wide_gemm_smem_bytes
 
 // Chunk q's columns [k0, k0 + GEMM64_KC) of rows [i0, i0 + 64) of A and [j0, …) of B (B not
 // when `same`) into stage `s`, 16 bytes per cp.async; rows past LD as zero, columns past LD not
@@ -1246,33 +1238,36 @@ __device__ void gemm_tile64_nt(real* C, const real* A, const real* B, const real
 static_assert(!BT_GEMM_WIDE || (DMMA_ARCH && sizeof(real) == 8 && LD % 8 == 0),
               "64 × 64 split gemm tiles: f64 blocks of 8-row multiples on the FP64 tensor cores");
 
-// The 32 × 32 tile of C at (i0, j0): chunks of the operands' columns staged through registers
-// into `stage` (shared, 2 · GEMM_TILE_KC · GEMM_STAGE_LD elements, declared by the caller), the
-// next chunk's loads in flight while the current one is multiplied. All GEMM_TILE_THREADS
-// threads call it.
+// stage: shared, 2 · GEMM_TILE_KC · GEMM_STAGE_LD elements (declared by the caller, once for every
+// instantiation). All GEMM_TILE_THREADS threads call it.
 template <bool LOWER, bool ACCUM>
 __device__ void gemm_tile_nt(real* C, const real* A, const real* B, const real* A2, const real* B2, int n, int i0,
                              int j0, real alpha, real* stage) {
+    constexpr int V = GEMM_V, KG = GEMM_TILE_KC / GEMM_KSPLIT;
+    typedef typename vec_of<V>::type piece;
     typedef typename type_if<GEMM_DMMA, GemmDmma, GemmSimt>::type Product;
+    const int g = threadIdx.x / GEMM_GROUP;
     Product prod(LOWER && i0 == j0);
     const int chunks_per_pass = (n + GEMM_TILE_KC - 1) / GEMM_TILE_KC, chunks = (A2 ? 2 : 1) * chunks_per_pass;
-    GemmChunk32::piece buf[GemmChunk32::PIECES];
-    GemmChunk32::load(buf, A, B, A == B && i0 == j0, i0, j0, 0);
+    piece buf[GEMM_PIECES];
+    gemm_chunk_load<V>(buf, A, B, A == B && i0 == j0, i0, j0, 0);
     for (int c = 0; c < chunks; ++c) {
         const bool second = c >= chunks_per_pass;
         const real* PA = second ? A2 : A;
         const bool same = PA == (second ? B2 : B) && i0 == j0;  // a diagonal tile of a syrk: one operand
         const int k0 = (c - (second ? chunks_per_pass : 0)) * GEMM_TILE_KC;
         __syncthreads();  // the previous chunk is consumed
-        GemmChunk32::store(buf, stage);
+        gemm_chunk_store<V>(buf, stage);
         __syncthreads();
         if (c + 1 < chunks) {  // the next chunk's loads, in flight during this one's products
             const bool s2 = c + 1 >= chunks_per_pass;
             const real* NA = s2 ? A2 : A;
             const real* NB = s2 ? B2 : B;
-            GemmChunk32::load(buf, NA, NB, NA == NB && i0 == j0, i0, j0, (c + 1 - (s2 ? chunks_per_pass : 0)) * GEMM_TILE_KC);
+            gemm_chunk_load<V>(buf, NA, NB, NA == NB && i0 == j0, i0, j0,
+                               (c + 1 - (s2 ? chunks_per_pass : 0)) * GEMM_TILE_KC);
         }
-        prod.chunk(stage, same ? stage : stage + GEMM_TILE_KC * GEMM_STAGE_LD, n - k0);
+        const real* sB = same ? stage : stage + GEMM_TILE_KC * GEMM_STAGE_LD;
+        prod.chunk(stage, sB, KG * g, min(KG * (g + 1), n - k0));
     }
     prod.template finish<LOWER, ACCUM>(stage, C, n, i0, j0, alpha);
 }
