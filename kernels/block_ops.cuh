@@ -191,7 +191,7 @@ __device__ __forceinline__ int potrf_trsm_panel(real* D, real* X0, real* X1, int
 // finished columns (S[m][k] = L[C0 + k][m], m < C0; sized for the widest C0); the panel's
 // diagonal block by columns (T[j][k] = L[C0 + k][C0 + j]) and its pivots' reciprocal square
 // roots; the diagonal warp's failing column and the boosted pivots so far. The cluster variant
-// (CL, below) keeps every panel's T and rdiag, in dynamic shared memory (jit.rs
+// (CL, below) keeps every panel's T and rdiag, and S after them, in dynamic shared memory (jit.rs
 // eliminate_cluster_smem_bytes: static shared memory stops at 48 KiB), each panel's failing
 // column, two mbarriers per panel (S's rows written, T published) and, for the D CTA's look-ahead,
 // one per sub-panel but the last (its columns of T and rdiag published).
@@ -211,10 +211,11 @@ constexpr int SWEEP_SUB = CL ? 4 : 8;
 // ready[1][p]) on one mbarrier each.
 constexpr int SUB_SIGNALS = BLOCK_W / SWEEP_SUB<true> - 1;
 
+constexpr int BLOCKED_S_ELEMS = (LD - 1) / BLOCK_W * BLOCK_W * BLOCK_W;  // (S for the widest C0)
 template <bool CL>
 struct BlockedPanelShared {
     real col[2][2 * BLOCK_W];  // (zero past the panel's columns: panel_sweep_warp reads there)
-    real S[(LD - 1) / BLOCK_W * BLOCK_W * BLOCK_W];
+    real S1[CL ? 2 : BLOCKED_S_ELEMS];
     real T1[CL ? 2 : BLOCK_W * BLOCK_W];
     real rdiag1[CL ? 2 : BLOCK_W];
     unsigned long long ready[2][CL ? BLOCK_PANELS : 1];
@@ -222,6 +223,16 @@ struct BlockedPanelShared {
     unsigned long long sub[CL ? BLOCK_PANELS : 1][CL ? SUB_SIGNALS : 1];
     int panel_failed[CL ? BLOCK_PANELS : 1];  // (CL: the coupling CTAs read each panel's from the D CTA)
     int failed, boosted;
+    // S (CL: in dynamic shared memory after every panel's T and rdiag, so that a D CTA alone,
+    // which never stages S, launches without it: btchol_factor_potrf_split).
+    __device__ __forceinline__ real* S() {
+        if constexpr (CL) {
+            extern __shared__ __align__(16) unsigned char smem_raw[];
+            return reinterpret_cast<real*>(smem_raw) + BLOCK_PANELS * (BLOCK_W * BLOCK_W + BLOCK_W);
+        } else {
+            return S1;
+        }
+    }
     // Panel p's T and rdiag (the CTA variant: one of each, reused).
     __device__ __forceinline__ real* T(int p) {
         if constexpr (CL) {
@@ -487,7 +498,7 @@ __device__ __forceinline__ void load_cluster_pair(float2& v, unsigned remote) {
 // (f64 n = 128, one elimination, globaltimer trace, H200: a panel's D-CTA chain is its update
 // 3–7 µs, the diagonal warp's sweep ~7 µs and the trsm of D's rows below ~3 µs; the sweep,
 // which the cluster does not shorten, bounds what splitting the rows can gain.)
-template <int C0, bool CL>
+template <int C0, bool CL, bool SPLIT = false>
 __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const real* X0, const real* X1, int ncpl,
                                                        real* row_out, real* row_so, int blk, int i, bool has_row,
                                                        int n, BlockedPanelShared<CL>& sh, real thr, real boost) {
@@ -501,7 +512,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
         // (Loaded after the barrier: loaded during the previous panel's sweep, it spilled.)
         if constexpr (C0 > 0) {
 #if __CUDA_ARCH__ >= 900
-            if (CL && threadIdx.x == 0) mbar_wait(&sh.ready[0][CL ? P : 0], 0);  // S's rows written
+            if (CL && !SPLIT && threadIdx.x == 0) mbar_wait(&sh.ready[0][CL ? P : 0], 0);  // S's rows written
 #endif
             __syncthreads();  // the previous panels' stores are visible
         }
@@ -511,11 +522,11 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
             // S[m][k] = L[C0 + k][m], m < C0: D's rows of this panel, finished columns.
             for (int e = threadIdx.x; e < C0 * WP; e += THREADS) {
                 const int m = e / WP, k = e % WP;
-                sh.S[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
+                sh.S()[m * BLOCK_W + k] = (C0 + k < n && m < n) ? D[C0 + k + m * LD] : real(0);
             }
             __syncthreads();
             if constexpr (BLOCKED_DMMA) {
-                panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S, load, CL ? blk : -1);
+                panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S(), load, CL ? blk : -1);
             } else if (active && i < n) {
                 // The row's finished values come back from global memory, asked into L1 8
                 // columns ahead (one L2 latency waited per column took ~60 µs of a 110 µs f64
@@ -529,7 +540,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
                 for (int m = 0; m < mend; ++m) {
                     if (m + 8 < mend) prefetch_l1(own + (m + 8) * LD);
                     const real l = own[m * LD];
-                    const real* s = sh.S + m * BLOCK_W;
+                    const real* s = sh.S() + m * BLOCK_W;
 #pragma unroll
                     for (int k = 0; k < WP; k += 2) {
                         if (k + 1 < WP) {
@@ -550,7 +561,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
             if (threadIdx.x == 0) sh.boosted += nb;
             if (f >= 0) return C0 + f;
             if (active) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
-            return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n,
+            return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL, SPLIT>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n,
                                                                sh, thr, boost);
         }
         // The diagonal warp: threads [C0, C0 + WP) are D's pivot rows (blk 0); its other lanes
@@ -564,7 +575,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
         }
         __syncthreads();
 #if __CUDA_ARCH__ >= 900
-        if constexpr (CL) {
+        if constexpr (CL && !SPLIT) {
             if (threadIdx.x == 0) mbar_wait(&sh.ready[1][P], 0);
             __syncthreads();
             // This panel's T (lower triangle by columns) and rdiag, and the failing column.
@@ -587,7 +598,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
         if (sh.failed >= 0) return C0 + sh.failed;
         if (!diag_warp && active) panel_solve<C0>(a, sh.T(TB), sh.rdiag(TB));
         if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
-        return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
+        return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL, SPLIT>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
                                                            thr, boost);
     }
 }
@@ -836,6 +847,32 @@ __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, rea
     }
 #endif
     return -1;
+}
+
+// The split elimination's coupling CTA (kernels/factor.cu btchol_factor_trsm_split): X ← X·L⁻ᵀ
+// for coupling `blk` (1 or 2; thread i: row i, CLUSTER_ROW_THREADS threads) of an elimination
+// whose D is factored already, as the cluster variant's coupling CTAs do it, but with every
+// panel's diagonal block T and pivot reciprocals staged from the finished factor in global memory
+// at the start instead of waiting on the D CTA for them. All threads call it.
+template <bool ON>  // (as potrf_trsm_blocked_cluster's)
+__device__ __forceinline__ void trsm_blocked_split(const real* D, real* X0, real* X1, int ncpl, int n, int blk) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (ON) {
+        __shared__ __align__(16) BlockedPanelShared<true> sh;
+        constexpr int BW2 = BLOCK_W * BLOCK_W;
+        for (int e = threadIdx.x; e < BLOCK_PANELS * BW2; e += CLUSTER_ROW_THREADS) {
+            const int p = e / BW2, j = e / BLOCK_W % BLOCK_W, k = e % BLOCK_W, r = p * BLOCK_W + k, c = p * BLOCK_W + j;
+            sh.T(p)[j * BLOCK_W + k] = k >= j && r < n ? D[r + c * LD] : real(0);  // (T[j][k] = L[C0 + k][C0 + j])
+        }
+        for (int e = threadIdx.x; e < BLOCK_PANELS * BLOCK_W; e += CLUSTER_ROW_THREADS)
+            sh.rdiag(e / BLOCK_W)[e % BLOCK_W] = e < n ? real(1) / D[e + e * LD] : real(1);
+        if (threadIdx.x == 0) sh.failed = -1;
+        __syncthreads();
+        const int i = threadIdx.x;
+        potrf_trsm_blocked_panels<0, true, true>(D, X0, X1, ncpl, blk == 1 ? X0 : X1, nullptr, blk, i, i < LD, n, sh,
+                                                 real(0), real(0));
+    }
+#endif
 }
 #endif
 

@@ -88,18 +88,21 @@ static_assert(!ELIMINATE_CLUSTER || BLOCKED_WARP_SWEEP, "the cluster variant nee
 #else
 constexpr bool ELIMINATE_CLUSTER = false;
 #endif
-extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THREADS : 32)
-    btchol_factor_eliminate_cluster(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
-    unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
-    wait_for_previous_kernel();
+// CTA `blk` (0: D, 1 and 2: the couplings) of the blocked elimination of record x % n_work of item
+// x / n_work, as the cluster variant's; `couplings` false: the split elimination's potrf, D alone
+// (no coupling CTA to signal, and the ones of a cluster beyond D return at once).
+__device__ __forceinline__ void eliminate_blocked_cta(real* diag, real* slots, const int* recs, int n_work, int n,
+                                                      long long item_diag, long long item_slots,
+                                                      unsigned long long* fail, int level, real piv_thr,
+                                                      real piv_boost, unsigned* boosted, int x, int blk,
+                                                      bool couplings) {
 #if BLOCKED_PANEL_CODE
-    const int x = blockIdx.x / 3, blk = blockIdx.x % 3;
     const int* r = recs + REC * (x % n_work);
     const int item = x / n_work;
     if (skip_item(fail[item], level)) return;  // (the same for the whole cluster: earlier levels' keys)
     real* D = diag + item * item_diag + r[0] * BS;
     real* slot_base = slots + item * item_slots;
-    const int ncpl = r[7];
+    const int ncpl = couplings ? r[7] : 0;
     real* C1 = ncpl > 1 ? slot_base + r[3] * BS : nullptr;
     int nboost = 0;
     const int f = potrf_trsm_blocked_cluster<ELIMINATE_CLUSTER>(D, slot_base + r[1] * BS, C1, ncpl, n, blk, piv_thr,
@@ -108,6 +111,52 @@ extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THR
         if (nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
         if (f >= 0) atomicMin(&fail[item], fail_key(level, r[0], f));
     }
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THREADS : 32)
+    btchol_factor_eliminate_cluster(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag, long long item_slots,
+    unsigned long long* fail, int level, real piv_thr, real piv_boost, unsigned* boosted) {
+    wait_for_previous_kernel();
+    eliminate_blocked_cta(diag, slots, recs, n_work, n, item_diag, item_slots, fail, level, piv_thr, piv_boost, boosted,
+                          blockIdx.x / 3, blockIdx.x % 3, true);
+}
+
+// The split elimination (engine.rs, wide levels where the cluster variant is compiled in): at one
+// CTA of 3·LD threads per elimination the SM idled while the diagonal warp swept (~45 % of an
+// f64 n = 128 elimination, globaltimer, H200). Instead btchol_factor_potrf_split, one CTA per
+// elimination, is the cluster variant's D CTA alone (D's potrf, four to an SM), and then
+// btchol_factor_trsm_split, CTA x: coupling x % 2 + 1 of elimination x / 2 (as in
+// btchol_factor_eliminate), that variant's coupling CTA with the finished factor read from
+// global memory (trsm_blocked_split). Same arguments as btchol_factor_eliminate_cluster.
+// (Four potrf CTAs per SM, 128 registers with 136 bytes of spills, against three: f64 n = 128,
+// N = 1024 / 4096 −2 %, H200. Starting each elimination's trsm CTAs as its potrf ended, through
+// a counter per elimination, instead of after the whole potrf launch: ±1 %, not kept.)
+#ifndef SPLIT_POTRF_MIN_CTAS
+#define SPLIT_POTRF_MIN_CTAS 4
+#endif
+extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THREADS : 32, SPLIT_POTRF_MIN_CTAS)
+    btchol_factor_potrf_split(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag,
+                              long long item_slots, unsigned long long* fail, int level, real piv_thr, real piv_boost,
+                              unsigned* boosted) {
+    wait_for_previous_kernel();
+    eliminate_blocked_cta(diag, slots, recs, n_work, n, item_diag, item_slots, fail, level, piv_thr, piv_boost, boosted,
+                          blockIdx.x, 0, false);
+}
+
+// (Three CTAs per SM: 168 registers, no spill; the dynamic shared memory allows no more.)
+extern "C" __global__ void __launch_bounds__(ELIMINATE_CLUSTER ? CLUSTER_ROW_THREADS : 32, 3)
+    btchol_factor_trsm_split(real* diag, real* slots, const int* recs, int n_work, int n, long long item_diag,
+                             long long item_slots, const unsigned long long* fail) {
+    wait_for_previous_kernel();
+#if BLOCKED_PANEL_CODE
+    const int x = blockIdx.x / 2, blk = blockIdx.x % 2 + 1;
+    const int* r = recs + REC * (x % n_work);
+    const int item = x / n_work;
+    if (fail[item] != NO_FAILURE || blk > r[7]) return;  // (a failed item's couplings are never read)
+    real* slot_base = slots + item * item_slots;
+    trsm_blocked_split<ELIMINATE_CLUSTER>(diag + item * item_diag + r[0] * BS, slot_base + r[1] * BS,
+                                          r[7] > 1 ? slot_base + r[3] * BS : nullptr, r[7], n, blk);
 #endif
 }
 

@@ -55,6 +55,49 @@ fn gpu_wide_levels_of_blocks_33_to_64_run_fused() {
     }
 }
 
+/// Blocks padded to 73..128 in f64 (sm_90): levels of at least 2 × SMs eliminations (× batch)
+/// factor each elimination's D alone (btchol_factor_potrf_split, four CTAs per SM) and then its
+/// couplings (btchol_factor_trsm_split); narrower levels keep one CTA or a cluster per
+/// elimination, so the shapes above never reach them. These first levels have 300 eliminations
+/// (N = 601, or a batch of 2 × 150), more than twice an H100's or H200's 132 SMs. Also
+/// ill-conditioned diagonal blocks (κ = 1e10) and failures at that level (block 0, block 2 with
+/// block 1 of the next level), reported as the CPU nested-dissection executor reports them.
+#[test]
+fn gpu_wide_levels_of_blocks_73_to_128_split_the_elimination() {
+    if !gpu_or_skip("gpu_wide_levels_of_blocks_73_to_128_split_the_elimination") {
+        return;
+    }
+    for (nb, n, batch, layout) in
+        [(601, 73, 1, Layout::ColMajor), (601, 100, 1, Layout::RowMajor), (301, 128, 2, Layout::ColMajor)]
+    {
+        check::<f64>(nb, n, batch, 2, layout);
+    }
+    let dims = Dims::new(1, 601, 100).unwrap();
+    let (d, e, b) = ill_conditioned_problem::<f64>(seed_from(&[601, 100, 72]), dims, 1e10);
+    let be = solve_backward_error(dims, &d, &e, &b, cuda(1));
+    assert!(be < tolerance::<f64>(100), "κ = 1e10, N = 601, n = 100: backward error {be:e}");
+    let (nb, n) = (301, 128);
+    for blocks in [vec![0], vec![2, 1]] {
+        let dims = Dims::new(2, nb, n).unwrap();
+        let (good, e) = random_problem::<f64>(seed_from(&[nb, n, blocks[0], 73]), dims, Layout::RowMajor, 1.0);
+        let mut d = good.clone();
+        for &block in &blocks {
+            let col = 1 + block % 7;
+            d[(nb + block) * n * n + col * n + col] = -1e3; // (item 1)
+        }
+        let cpu_opts =
+            PlanOptions { backend: Backend::Cpu, algorithm: Algorithm::NestedDissection, ..Default::default() };
+        check_gpu_fails_like_cpu(
+            dims,
+            (&d, &good, &e),
+            1,
+            cpu_opts,
+            cuda(1),
+            &format!("N={nb} n={n} blocks {blocks:?}"),
+        );
+    }
+}
+
 #[test]
 fn gpu_handles_awkward_block_sizes() {
     if !gpu_or_skip("gpu_handles_awkward_block_sizes") {

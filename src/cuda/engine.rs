@@ -30,6 +30,7 @@ use crate::scalar::{DType, Scalar};
 use crate::schedule::Schedule;
 
 const NO_FAILURE: u64 = u64::MAX;
+
 /// Schedule record width (kernels/common.cuh `REC`).
 pub(super) const REC: usize = 8;
 
@@ -261,6 +262,33 @@ fn eliminate_cluster(
         k => k.parse().unwrap_or(dev.sm_count),
     };
     Ok(Some(EliminateCluster { func, threads, smem, max_ctas }))
+}
+
+/// The split elimination (kernels/factor.cu btchol_factor_potrf_split, then
+/// btchol_factor_trsm_split): the cluster variant's D CTA alone, several to an SM, then its two
+/// coupling CTAs per elimination, for wide split levels (where one CTA of 3·LD threads per
+/// elimination left the SM to the diagonal warp's sweep for ~45 % of the time).
+struct SplitEliminate {
+    potrf: CudaFunction,
+    trsm: CudaFunction,
+    /// Levels of at least this many eliminations (× batch) take it (`BTCHOL_SPLIT_ELIMINATE_MIN_CTAS`).
+    min_ctas: usize,
+}
+
+/// The split elimination where the cluster variant is compiled in (the same kernels' code).
+fn split_eliminate(
+    dev: &Device,
+    spec: &KernelSpec,
+    f: impl Fn(&str) -> Result<CudaFunction>,
+) -> Result<Option<SplitEliminate>> {
+    if !spec.eliminate_cluster(dev.arch) || spec.ld <= super::jit::SPLIT_ABOVE_LD {
+        return Ok(None);
+    }
+    let (potrf, trsm) = (f("btchol_factor_potrf_split")?, f("btchol_factor_trsm_split")?);
+    opt_in_shared_memory(&potrf, spec.potrf_split_smem_bytes())?;
+    opt_in_shared_memory(&trsm, spec.eliminate_cluster_smem_bytes())?;
+    let min_ctas = env_count("BTCHOL_SPLIT_ELIMINATE_MIN_CTAS", 2 * dev.sm_count);
+    Ok(Some(SplitEliminate { potrf, trsm, min_ctas }))
 }
 
 /// A kernel-development switch `NAME=0|1`: `Some(false)` / `Some(true)` forces a path off or on
@@ -584,6 +612,7 @@ pub struct CudaEngine<T: Scalar> {
     _module: Arc<CudaModule>,
     k: Kernels,
     eliminate_cluster: Option<EliminateCluster>,
+    split_eliminate: Option<SplitEliminate>,
     small: Option<SmallPath<T>>,
     seq: Option<SeqPath>,
     numerics: GpuNumerics<T>,
@@ -722,6 +751,7 @@ impl<T: Scalar> CudaEngine<T> {
         }
         let eliminate_cluster = eliminate_cluster(&dev, &spec, || f("btchol_factor_eliminate_cluster"))?;
         let (recs_host, levels) = schedule_records(&schedule);
+        let split_eliminate = split_eliminate(&dev, &spec, f)?;
         let n_slots = schedule.n_slots();
         let bs = spec.ld * spec.ld;
         let grid_limit = (i32::MAX as usize) / dims.batch;
@@ -915,6 +945,7 @@ impl<T: Scalar> CudaEngine<T> {
             _module: module,
             k,
             eliminate_cluster,
+            split_eliminate,
             small,
             seq,
             numerics,
@@ -1134,16 +1165,25 @@ impl<T: Scalar> CudaEngine<T> {
         let nw = lr.n_elim as i32;
         let split = self.split_level(lr);
         let fill = (!split) as i32;
-        match self.eliminate_cluster.as_ref().filter(|ec| split && 3 * d.batch * lr.n_elim <= ec.max_ctas) {
-            Some(ec) => {
-                let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
-                let (threads, smem) = (ec.threads, ec.smem);
+        let cluster = self.eliminate_cluster.as_ref().filter(|ec| split && 3 * d.batch * lr.n_elim <= ec.max_ctas);
+        let split_elim = self.split_eliminate.as_ref().filter(|se| split && d.batch * lr.n_elim >= se.min_ctas);
+        let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
+        let (cl_threads, cl_smem) = (self.spec.eliminate_cluster_threads(), self.spec.eliminate_cluster_smem_bytes());
+        match (cluster, split_elim) {
+            (Some(ec), _) => {
                 let grid = 3 * d.batch * lr.n_elim;
                 let (early, carveout) = (self.early_launch, self.factor_level_carveout(grid));
-                let launch = KernelLaunch { grid, threads, smem, cluster: 3, early, carveout };
+                let launch = KernelLaunch { grid, threads: ec.threads, smem: ec.smem, cluster: 3, early, carveout };
                 unsafe { launch.launch(&ec.func, self.stream.raw, &mut a)? };
             }
-            None => {
+            (None, Some(se)) => {
+                let elims = d.batch * lr.n_elim;
+                let potrf_smem = self.spec.potrf_split_smem_bytes();
+                unsafe { self.launch_factor_level(&se.potrf, (elims, cl_threads, potrf_smem), &mut a)? };
+                let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
+                unsafe { self.launch_factor_level(&se.trsm, (2 * elims, cl_threads, cl_smem), &mut a)? };
+            }
+            (None, None) => {
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
                 let smem = self.spec.factor_smem_bytes();
                 let (grid, threads) = (d.batch * lr.n_elim, self.spec.factor_spec().threads);

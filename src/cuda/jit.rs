@@ -38,9 +38,11 @@ pub const SPLIT_ABOVE_LD: usize = 64;
 pub const GEMM_TILE_THREADS: usize = 256;
 
 /// The kernel entry points every module exports.
-pub const KERNEL_NAMES: [&str; 18] = [
+pub const KERNEL_NAMES: [&str; 20] = [
     "btchol_factor_eliminate",
     "btchol_factor_eliminate_cluster",
+    "btchol_factor_potrf_split",
+    "btchol_factor_trsm_split",
     "btchol_factor_update",
     "btchol_factor_gemm",
     "btchol_factor_gemm_wide",
@@ -246,8 +248,16 @@ impl KernelSpec {
     }
 
     /// Dynamic shared memory of the cluster elimination: every 32-column panel's diagonal block
-    /// and pivot reciprocals (kernels/block_ops.cuh `BlockedPanelShared<true>`).
+    /// and pivot reciprocals, then the coupling CTAs' S (D's rows of a panel in the columns before
+    /// it, sized for the last panel; kernels/block_ops.cuh `BlockedPanelShared<true>`,
+    /// `BLOCKED_S_ELEMS`).
     pub fn eliminate_cluster_smem_bytes(&self) -> usize {
+        self.potrf_split_smem_bytes() + (self.ld - 1) / 32 * 32 * 32 * self.dtype.size_bytes()
+    }
+
+    /// Dynamic shared memory of the split elimination's potrf (the cluster variant's D CTA
+    /// alone, which stages no S): every panel's diagonal block and pivot reciprocals.
+    pub fn potrf_split_smem_bytes(&self) -> usize {
         self.ld.div_ceil(32) * (32 * 32 + 32) * self.dtype.size_bytes()
     }
 
@@ -678,6 +688,27 @@ mod tests {
         }
         for (dtype, n) in [(DType::F64, 64), (DType::F64, 40), (DType::F64, 32), (DType::F32, 128)] {
             assert!(!KernelSpec::for_block_size(dtype, n, 227 * 1024).wide_gemm((9, 0)), "{dtype:?} n = {n}");
+        }
+    }
+
+    /// The split elimination's shared memory as the kernels lay it out: the potrf's (every
+    /// panel's T and pivot reciprocals) lets four of its CTAs share an sm_90 SM
+    /// (`SPLIT_POTRF_MIN_CTAS`), and with the cluster variant's S (`BLOCKED_S_ELEMS`) added,
+    /// three of the cluster's or the split trsm's CTAs do.
+    #[test]
+    fn the_split_eliminations_shared_memory_fits_its_ctas_per_sm90() {
+        for n in [73, 80, 96, 100, 104, 127, 128] {
+            let spec = KernelSpec::for_block_size(DType::F64, n, 227 * 1024);
+            assert!(spec.eliminate_cluster((9, 0)), "n = {n}");
+            let (ld, panels) = (spec.ld, spec.ld.div_ceil(32));
+            assert_eq!(spec.potrf_split_smem_bytes(), panels * (32 * 32 + 32) * 8, "n = {n}");
+            assert_eq!(
+                spec.eliminate_cluster_smem_bytes() - spec.potrf_split_smem_bytes(),
+                (ld - 1) / 32 * 32 * 32 * 8
+            );
+            // (1 KB reserved and at most 2.5 KB static per CTA)
+            assert!(4 * (spec.potrf_split_smem_bytes() + 3584) <= 228 * 1024, "n = {n}");
+            assert!(3 * (spec.eliminate_cluster_smem_bytes() + 3584) <= 228 * 1024, "n = {n}");
         }
     }
 
