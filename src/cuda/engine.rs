@@ -30,7 +30,6 @@ use crate::scalar::{DType, Scalar};
 use crate::schedule::Schedule;
 
 const NO_FAILURE: u64 = u64::MAX;
-
 /// Schedule record width (kernels/common.cuh `REC`).
 pub(super) const REC: usize = 8;
 
@@ -1168,7 +1167,6 @@ impl<T: Scalar> CudaEngine<T> {
         let cluster = self.eliminate_cluster.as_ref().filter(|ec| split && 3 * d.batch * lr.n_elim <= ec.max_ctas);
         let split_elim = self.split_eliminate.as_ref().filter(|se| split && d.batch * lr.n_elim >= se.min_ctas);
         let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted];
-        let (cl_threads, cl_smem) = (self.spec.eliminate_cluster_threads(), self.spec.eliminate_cluster_smem_bytes());
         match (cluster, split_elim) {
             (Some(ec), _) => {
                 let grid = 3 * d.batch * lr.n_elim;
@@ -1177,11 +1175,12 @@ impl<T: Scalar> CudaEngine<T> {
                 unsafe { launch.launch(&ec.func, self.stream.raw, &mut a)? };
             }
             (None, Some(se)) => {
-                let elims = d.batch * lr.n_elim;
-                let potrf_smem = self.spec.potrf_split_smem_bytes();
-                unsafe { self.launch_factor_level(&se.potrf, (elims, cl_threads, potrf_smem), &mut a)? };
+                let (elims, threads) = (d.batch * lr.n_elim, self.spec.eliminate_cluster_threads());
+                let (potrf_smem, trsm_smem) =
+                    (self.spec.potrf_split_smem_bytes(), self.spec.eliminate_cluster_smem_bytes());
+                unsafe { self.launch_factor_level(&se.potrf, (elims, threads, potrf_smem), &mut a)? };
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail];
-                unsafe { self.launch_factor_level(&se.trsm, (2 * elims, cl_threads, cl_smem), &mut a)? };
+                unsafe { self.launch_factor_level(&se.trsm, (2 * elims, threads, trsm_smem), &mut a)? };
             }
             (None, None) => {
                 let mut a = args![diag, slots, recs, nw, n, item_d, item_s, fail, level, thr, boost, boosted, fill];
