@@ -252,14 +252,16 @@ struct BlockedPanelShared {
     }
 };
 
-// acc[I][J] += A_I·B_J over the 4 × 4 tiles of 8 × 8 of a 32 × 32 product, one k-step of 4 (mma
-// m8n8k4; av[I], bv[J]: the lane's A and B fragments). LOWER: only the tiles J ≤ I.
+// acc[I][J] += A_I·B_J over the 4 × 4 tiles of 8 × 8 of a 32 × 32 product, one k-step of 4 (tile
+// rows 2P and 2P + 1 in one dmma_16x8x4; av[I], bv[J]: the lane's A and B fragments). LOWER: only
+// the tiles J ≤ I.
 template <bool LOWER = false>
 __device__ __forceinline__ void dmma_tiles_step(double (&acc)[4][4][2], const double (&av)[4], const double (&bv)[4]) {
 #pragma unroll
-    for (int I = 0; I < 4; ++I)
+    for (int P = 0; P < 2; ++P)
 #pragma unroll
-        for (int J = 0; J < (LOWER ? I + 1 : 4); ++J) dmma_8x8x4(acc[I][J], av[I], bv[J]);
+        for (int J = 0; J < (LOWER ? 2 * P + 2 : 4); ++J)
+            dmma_16x8x4(acc[2 * P][J], acc[2 * P + 1][J], av[2 * P], av[2 * P + 1], bv[J], LOWER && J > 2 * P);
 }
 
 // f64 on sm_80+: the left-looking update of a panel on the FP64 tensor cores (SIMT, it issued 16
@@ -294,7 +296,7 @@ __device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const dou
 }
 
 // a[k] −= Σ_{m < C0} L[row][m]·S[m][k] for the rows of this warp (lane ρ: the row of thread
-// 32·warp + ρ), as 4 × 4 tiles of 8 × 8 (mma m8n8k4, k over m in steps of 4). The A fragments are
+// 32·warp + ρ), as 4 × 4 tiles of 8 × 8 (dmma_16x8x4, k over m in steps of 4). The A fragments are
 // the rows' finished values, read back from global memory (D, X0, X1: blocks 0, 1, 2; zero
 // for rows not active in this panel and for m ≥ n), the B fragments S (shared, staged by the
 // caller). The accumulators are C fragments (row lane/4 of a tile); each lane's row comes back
@@ -1083,7 +1085,7 @@ struct GemmSimt {
 };
 
 // f64 on sm_80+, the FP64 tensor cores: warp h of a group (2 warps) owns the 8 × 8 tiles of rows
-// 8·(2h + ii), ii = 0, 1, and every column; mma m8n8k4 over the group's columns in steps of 4
+// 8·(2h + ii), ii = 0, 1, and every column; dmma_16x8x4 over the group's columns in steps of 4
 // (columns at or past k_end as zero: a chunk's columns past n may hold anything). SIMT, the
 // 4 × 4 outputs per thread were FMA-bound: 7.5 TFLOP/s at f64 n = 128, N = 4096's first level.
 struct GemmDmma {
@@ -1112,10 +1114,7 @@ struct GemmDmma {
 #pragma unroll
             for (int J = 0; J < 4; ++J) b[J] = in ? sB[k * GEMM_STAGE_LD + 8 * J + r] : 0.0;
 #pragma unroll
-            for (int ii = 0; ii < 2; ++ii)
-#pragma unroll
-                for (int J = 0; J < 4; ++J)
-                    if (!skip(ii, J)) dmma_8x8x4(acc[ii][J], a[ii], b[J]);
+            for (int J = 0; J < 4; ++J) dmma_16x8x4(acc[0][J], acc[1][J], a[0], a[1], b[J], skip(0, J), skip(1, J));
         }
     }
     template <bool LOWER, bool ACCUM>
@@ -1151,7 +1150,7 @@ struct GemmDmma {
 
 // f64 on sm_80+, 64 × 64 tiles of C (BT_GEMM_WIDE, jit.rs KernelSpec::wide_gemm): warp w of
 // the 8 owns the 16 × 32 block at rows 16·(w % 4), columns 32·(w / 4), as 2 × 4 tiles of 8 × 8
-// (mma m8n8k4 over the whole chunk: no k split, no partial sums to add), so each staged byte
+// (dmma_16x8x4 over the whole chunk: no k split, no partial sums to add), so each staged byte
 // feeds twice the products of a 32 × 32 tile. The chunks of GEMM64_KC columns come in with
 // cp.async, GEMM64_STAGES deep in dynamic shared memory (jit.rs wide_gemm_smem_bytes): the register
 // staging of the 32 × 32 tiles, at 64 rows, spilled. Row stride of a staged column 64 + 4, so
@@ -1189,10 +1188,9 @@ struct GemmDmma64 {
 #pragma unroll
             for (int J = 0; J < 4; ++J) b[J] = in ? sB[k * GEMM64_SL + 8 * (J0 + J) + r] : 0.0;
 #pragma unroll
-            for (int ii = 0; ii < 2; ++ii)
-#pragma unroll
-                for (int J = 0; J < 4; ++J)
-                    if (!(lower_diag && J0 + J > I0 + ii)) dmma_8x8x4(acc[ii][J], a[ii], b[J]);
+            for (int J = 0; J < 4; ++J)
+                dmma_16x8x4(acc[0][J], acc[1][J], a[0], a[1], b[J], lower_diag && J0 + J > I0,
+                            lower_diag && J0 + J > I0 + 1);
         }
     }
     template <bool LOWER, bool ACCUM>
@@ -1321,7 +1319,7 @@ __device__ __forceinline__ void gemm_out_tile(real* C, const real* A, const real
 
 // f64 on sm_80+, both operands staged in shared memory with column stride SLD (the fused factor
 // kernels): the products on the FP64 tensor cores, one warp per 16 × 32 block of C (2 × 4 tiles
-// of 8 × 8, mma m8n8k4 over k in steps of 4, columns ≥ n as zero: the padding may hold anything).
+// of 8 × 8, dmma_16x8x4 over k in steps of 4, columns ≥ n as zero: the padding may hold anything).
 // SLD = LD + 4 puts a fragment's loads (four columns, eight rows) in distinct banks. SIMT
 // (gemm_nt_tiled) the f64 n = 64 update ran at ~12 % of the FP64 rate (H200, N = 4096, the first
 // level's updates 264 µs); outputs are as gemm_nt_tiled's.
@@ -1353,10 +1351,10 @@ __device__ void gemm_nt_staged_dmma(real* C, const real* A, const real* B, const
 #pragma unroll
                 for (int J = 0; J < 4; ++J) b[J] = in && J0 + J < T ? PB[8 * (J0 + J) + r + k * SLD] : 0.0;
 #pragma unroll
-                for (int ii = 0; ii < 2; ++ii)
-#pragma unroll
-                    for (int J = 0; J < 4; ++J)
-                        if (I0 + ii < T && J0 + J < T && !(LOWER && J0 + J > I0 + ii)) dmma_8x8x4(acc[ii][J], a[ii], b[J]);
+                for (int J = 0; J < 4; ++J) {
+                    const auto skip = [&](int ii) { return !(I0 + ii < T && J0 + J < T && !(LOWER && J0 + J > I0 + ii)); };
+                    dmma_16x8x4(acc[0][J], acc[1][J], a[0], a[1], b[J], skip(0), skip(1));
+                }
             }
         }
 #pragma unroll

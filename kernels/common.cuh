@@ -152,6 +152,24 @@ __device__ __forceinline__ void dmma_8x8x4(double (&c)[2], double a, double b) {
                  : "d"(a), "d"(b));
 #endif
 }
+// Two 8 × 8 tiles stacked, rows 0..7 in c0 and 8..15 in c1, with the same B slice: c0 += a0·b,
+// c1 += a1·b (fragments as dmma_8x8x4's). On sm_90 one mma m16n8k4, whose rate is twice
+// m8n8k4's there (66 against 33 TFLOP/s, H200, bench/micro/dmma_shapes.cu); on sm_80 two m8n8k4.
+// SKIP0 / SKIP1 (runtime, warp-uniform): leave that tile alone (the other one alone as m8n8k4).
+__device__ __forceinline__ void dmma_16x8x4(double (&c0)[2], double (&c1)[2], double a0, double a1, double b,
+                                            bool skip0 = false, bool skip1 = false) {
+#if DMMA_ARCH && __CUDA_ARCH__ >= 900
+    if (!skip0 && !skip1) {
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};"
+                     : "+d"(c0[0]), "+d"(c0[1]), "+d"(c1[0]), "+d"(c1[1])
+                     : "d"(a0), "d"(a1), "d"(b));
+        return;
+    }
+#endif
+    if (!skip0) dmma_8x8x4(c0, a0, b);
+    if (!skip1) dmma_8x8x4(c1, a1, b);
+}
 
 // Asks for the 128-byte line at `p` in L1 (a hint: no result, no fault on the line's own data).
 __device__ __forceinline__ void prefetch_l1(const void* p) {
