@@ -30,6 +30,7 @@ use crate::scalar::{DType, Scalar};
 use crate::schedule::Schedule;
 
 const NO_FAILURE: u64 = u64::MAX;
+
 /// Schedule record width (kernels/common.cuh `REC`).
 pub(super) const REC: usize = 8;
 
