@@ -333,28 +333,35 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
 }
 
 // One column j of the diagonal warp's sweep (pivot rows: D's rows [C0, C0 + WP), all in this
-// warp; its other lanes solve their rows along): v = this row's value in the column. Publishes v
-// to c (pivot rows), takes the pivot by a shuffle (lane j holds D's row C0 + j: C0 is a multiple
-// of 32), updates `failed` and nboost, and returns the reciprocal square root of the pivot (1 once
-// failed). `before_stores` runs after the column buffer is readable and before the column's
-// stores to T, rdiag, row_out and row_so (which may alias c for all the compiler knows), so the
-// caller's loads from c come first; then the finished value goes out (nothing once failed).
-// (Branch-free: ncu put ~37 % of the sweep's samples on branch_resolving at rsqrt()'s slow-path
-// test and a branch around the stores, H100; without them f64 n = 100, N = 64 factors 2 % faster.)
+// warp; its other lanes solve their rows along): v = this row's value in the column, cjj = the
+// pivot row's (every lane's copy, see panel_sweep_warp). Publishes v to c (pivot rows), updates
+// `failed` and nboost, and returns the reciprocal square root of the pivot (rs_one, i.e.
+// rsqrt_pivot<true>(1), once failed and past n; rs_boost, rsqrt_pivot<true>(boost), for a boosted
+// pivot). The pivot policy's tests run beside the reciprocal square root of the raw pivot and
+// select after it, so that the chain from one column's pivot to the next's is the square root,
+// two multiplies and an FMA. `before_stores` runs after the column buffer is readable and before
+// the column's stores to T, rdiag, row_out and row_so (which may alias c for all the compiler
+// knows), so the caller's loads from c come first; then the finished value goes out (nothing
+// once failed). (Branch-free: ncu put ~37 % of the sweep's samples on branch_resolving at
+// rsqrt()'s slow-path test and a branch around the stores, H100; without them f64 n = 100,
+// N = 64 factors 2 % faster.)
 template <int C0, typename BeforeStores>
-__device__ __forceinline__ real sweep_column(int j, real v, real* c, real* T, real* rdiag, real* row_out, real* row_so,
-                                             int blk, int i, int k, bool pivot_row, bool active, int n, real thr,
-                                             real boost, int& failed, int& nboost, BeforeStores before_stores) {
+__device__ __forceinline__ real sweep_column(int j, real v, real cjj, real rs_one, real rs_boost, real* c, real* T,
+                                             real* rdiag, real* row_out, real* row_so, int blk, int i, int k,
+                                             bool pivot_row, bool active, int n, real thr, real boost, int& failed,
+                                             int& nboost, BeforeStores before_stores) {
     if (pivot_row) c[k] = v;  // (c[WP..] stays zero)
-    const real cjj = __shfl_sync(0xffffffffu, v, j);
     __syncwarp();
     bool boosted = false;
-    const real d = C0 + j < n ? policy_pivot(cjj, thr, boost, boosted) : real(1);
+    const bool in_range = C0 + j < n;
+    const real d = in_range ? policy_pivot(cjj, thr, boost, boosted) : real(1);
     const bool ok = d > real(0) && isfinite(d);  // (false for NaN)
     nboost += boosted && failed < 0;
     failed = (failed < 0 && !ok) ? j : failed;
     const real piv = ok ? d : real(1);
-    const real rs = rsqrt_pivot<true>(piv);
+    // rsqrt_pivot<true>(piv): d is cjj, boost, or 1 (past n), piv 1 once d fails.
+    const real y = rsqrt_pivot_late(cjj);
+    const real rs = !ok || !in_range ? rs_one : boosted ? rs_boost : y;
     before_stores(rs);
     const real l = (pivot_row && k == j) ? piv * rs : v * rs;
     const int col = C0 + j;
@@ -369,6 +376,11 @@ __device__ __forceinline__ real sweep_column(int j, real v, real* c, real* T, re
 // The diagonal warp's sweep over the panel's WP columns. Returns −1 or the failing column
 // (uniform; nothing is written from it on); a[] is consumed; finished values go straight to
 // row_out / row_so, the pivot rows' also to T and the pivots' reciprocal square roots to rdiag.
+// Every lane keeps its own copy of the next column's pivot, computed as the next pivot row
+// computes its own value (the same operands, the same bits: that row's value before the
+// column's update, taken by a shuffle off the chain, and its value in the column, from c), so no
+// shuffle waits between one pivot's square root and the next; only the first column of a panel or
+// sub-panel takes its pivot by a shuffle.
 //  - By columns (a loop of identical iterations): each row's remaining columns shift down one
 //    register per column, so column j is always a[0]; all 31 FMAs follow the column's chain
 //    (~430 cycles a column, ~45 % of an f64 n = 128 elimination; globaltimer, H200). (The
@@ -385,40 +397,57 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
     constexpr int WP = PANEL_WIDTH(BLOCK_W, C0), SW = SWEEP_SUB<CL>;
     const int k = i - C0;  // a pivot row's index in the panel
     const bool pivot_row = blk == 0 && k >= 0 && k < WP;
+    const real rs_one = rsqrt_pivot<true>(real(1)), rs_boost = rsqrt_pivot<true>(boost > real(0) ? boost : real(1));
     int failed = -1;
     if constexpr (!SWEEP_SUB_PANELS<CL>) {
+        real cjj = __shfl_sync(0xffffffffu, a[0], 0);
 #pragma unroll 1
         for (int j = 0; j < WP; ++j) {
             real* c = sh.col[j & 1];
             const real v = a[0];
+            // The next pivot row's value in the next column, before this column's update (past the
+            // panel's last column: junk, unused).
+            const real pre = __shfl_sync(0xffffffffu, a[1], (j + 1) & 31);
             // (Column j + 1's value is loaded before the column's stores, so the next column's
             // first FMA does not wait on a shared load issued late.)
-            real c1;
-            const real rs = sweep_column<C0>(j, v, c, T, rdiag, row_out, row_so, blk, i, k, pivot_row, active, n, thr,
-                                             boost, failed, nboost, [&](real) { c1 = c[j + 1]; });
+            real c1, next;
+            const real rs = sweep_column<C0>(j, v, cjj, rs_one, rs_boost, c, T, rdiag, row_out, row_so, blk, i, k,
+                                             pivot_row, active, n, thr, boost, failed, nboost, [&](real rs) {
+                                                 c1 = c[j + 1];
+                                                 next = fma(-(c1 * rs * rs), c1, pre);
+                                             });
             const real t = v * rs * rs;
             // Columns j + 1.. move down one (c past the panel is zero).
             a[0] = fma(-t, c1, a[1]);
 #pragma unroll
             for (int m = 2; m < BLOCK_W; ++m) a[m - 1] = fma(-t, c[j + m], a[m]);
+            cjj = next;
         }
     } else {
         static_assert(WP % SW == 0 && BLOCK_W % SW == 0, "panels of whole sub-panels (LD: a multiple of 8)");
 #pragma unroll 1
         for (int j0 = 0; j0 < WP; j0 += SW) {
             real lj[SW];  // this row's L values in the sub-panel's columns
+            real cjj = __shfl_sync(0xffffffffu, a[0], j0);
 #pragma unroll
             for (int jj = 0; jj < SW; ++jj) {
                 const int j = j0 + jj;
                 real* c = sh.col[jj & 1];
                 const real v = a[jj];
-                const real rs = sweep_column<C0>(j, v, c, T, rdiag, row_out, row_so, blk, i, k, pivot_row, active, n,
-                                                 thr, boost, failed, nboost, [&](real rs) {
+                const real pre = jj + 1 < SW ? __shfl_sync(0xffffffffu, a[jj + 1], j + 1) : real(0);  // (as above)
+                real next = 0;
+                const real rs = sweep_column<C0>(j, v, cjj, rs_one, rs_boost, c, T, rdiag, row_out, row_so, blk, i, k,
+                                                 pivot_row, active, n, thr, boost, failed, nboost, [&](real rs) {
                                                      const real t = v * rs * rs;
 #pragma unroll
                                                      for (int m = jj + 1; m < SW; ++m) a[m] = fma(-t, c[j0 + m], a[m]);
+                                                     if (jj + 1 < SW) {
+                                                         const real c1 = c[j + 1];
+                                                         next = fma(-(c1 * rs * rs), c1, pre);
+                                                     }
                                                  });
                 lj[jj] = v * rs;
+                cjj = next;
             }
             if (j0 + SW < WP) {  // (uniform) the columns after the sub-panel
                 __syncwarp();    // (T's stores before the other lanes' reads)

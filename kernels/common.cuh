@@ -131,12 +131,26 @@ template <bool EXACT> __device__ __forceinline__ double rsqrt_pivot(double p) {
     y = fma(fma(e, 0.375, 0.5), y * e, y);
     return tiny ? y * 134217728.0 : y;  // 2^27
 }
+// rsqrt_pivot<true>(p), the same bits, with the subnormal test after the approximations: both
+// scalings side by side, so that a chain of pivots (the blocked sweep's, one column to the next)
+// waits on one select after them, not on a test, a multiply and two selects before.
+__device__ __forceinline__ double rsqrt_pivot_late(double p) {
+    const double ps = p * 18014398509481984.0;  // 2^54
+    double y, z;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(z) : "d"(ps));
+    const double e = fma(p, -(y * y), 1.0), f = fma(ps, -(z * z), 1.0);
+    y = fma(fma(e, 0.375, 0.5), y * e, y);
+    z = fma(fma(f, 0.375, 0.5), z * f, z);
+    return p < 2.2250738585072014e-308 ? z * 134217728.0 : y;  // DBL_MIN; 2^27
+}
 template <bool EXACT> __device__ __forceinline__ float rsqrt_pivot(float p) {
     if (EXACT) return rsqrtf(p);
     float y;
     asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(p));
     return y;
 }
+__device__ __forceinline__ float rsqrt_pivot_late(float p) { return rsqrt_pivot<true>(p); }
 // The FP64 tensor cores (mma m8n8k4, sm_80+): c += a·b over one k-slice of an 8×8 tile; this
 // lane's a = A[lane/4][slot lane%4], b = B[slot lane%4][lane/4], c = C[lane/4][2·(lane%4) + {0, 1}].
 // All 32 lanes of the warp call it. Callers test DMMA_ARCH (without it, the call does nothing).
