@@ -3,17 +3,35 @@
 
 use btchol::cuda::jit::{self, KernelSpec};
 use btchol::cuda::runtime::Device;
+use btchol::DType;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const HELP: &str = "\
-Usage: btchol kernels --check [--arch sm_XY ...]   compile every kernel variant (NVRTC only)
-       btchol kernels --warm [--arch sm_XY ...]    compile into the disk cache
+Usage: btchol kernels --check [--arch sm_XY ...] [--only f64:128,...]   compile every kernel variant (NVRTC only)
+       btchol kernels --warm [--arch sm_XY ...] [--only f64:128,...]    compile into the disk cache
 
 --check compiles each (dtype, padded block size) variant for each --arch (default sm_80 and
 sm_90) to a CUBIN and prints how many compiled; it exits non-zero if any failed. --warm does
 the same through the cache (BTCHOL_CACHE_DIR), so later plans start without compiling: for the
 local GPU's architecture, or without a GPU for each --arch (a cache to carry to a GPU machine
-whose NVRTC has the same major.minor version; others miss it and compile).";
+whose NVRTC has the same major.minor version; others miss it and compile). --only limits either
+to the variants of the given dtype:block-size pairs (e.g. the shapes an A/B benchmark runs).";
+
+/// `f64:128` → the variant a plan of that dtype and block size compiles.
+fn parse_only(s: &str, smem: usize) -> Option<Vec<KernelSpec>> {
+    s.split(',')
+        .map(|pair| {
+            let (dtype, n) = pair.split_once(':')?;
+            let dtype = match dtype {
+                "f32" => DType::F32,
+                "f64" => DType::F64,
+                _ => return None,
+            };
+            let n: usize = n.parse().ok().filter(|&n| (1..=jit::MAX_CUDA_BLOCK_SIZE).contains(&n))?;
+            Some(KernelSpec::for_block_size(dtype, n, smem))
+        })
+        .collect()
+}
 
 fn parse_arch(s: &str) -> Option<(i32, i32)> {
     let d = s.strip_prefix("sm_")?;
@@ -26,7 +44,7 @@ fn parse_arch(s: &str) -> Option<(i32, i32)> {
 
 /// Runs the subcommand; returns the process exit code.
 pub fn run(args: &[String]) -> i32 {
-    let (mut check, mut warm, mut archs) = (false, false, Vec::new());
+    let (mut check, mut warm, mut archs, mut only) = (false, false, Vec::new(), None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -36,6 +54,13 @@ pub fn run(args: &[String]) -> i32 {
                 Some(arch) => archs.push(arch),
                 None => {
                     eprintln!("btchol kernels: --arch needs a value like sm_90");
+                    return 2;
+                }
+            },
+            "--only" => match it.next() {
+                Some(v) => only = Some(v.clone()),
+                None => {
+                    eprintln!("btchol kernels: --only needs a list like f64:128,f32:32");
                     return 2;
                 }
             },
@@ -74,7 +99,22 @@ pub fn run(args: &[String]) -> i32 {
         // (the variants a device with at least 200 KiB of opt-in shared memory uses: sm_80, sm_90)
         (archs, 200 * 1024)
     };
-    let specs = KernelSpec::all(smem);
+    let specs = match &only {
+        None => KernelSpec::all(smem),
+        Some(list) => match parse_only(list, smem) {
+            Some(mut v) => {
+                v.dedup();
+                v
+            }
+            None => {
+                eprintln!(
+                    "btchol kernels: --only '{list}': expected dtype:n pairs (f32 or f64, n ≤ {})",
+                    jit::MAX_CUDA_BLOCK_SIZE
+                );
+                return 2;
+            }
+        },
+    };
     // A variant takes seconds to compile and NVRTC is thread-safe: compile them on all cores.
     let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(specs.len() + 1);
     let mut failed = 0;
@@ -133,4 +173,22 @@ pub fn run(args: &[String]) -> i32 {
         );
     }
     (failed > 0) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_lists_name_the_plans_variants() {
+        let smem = 200 * 1024;
+        let v = parse_only("f64:128,f32:7", smem).unwrap();
+        assert_eq!(
+            v,
+            vec![KernelSpec::for_block_size(DType::F64, 128, smem), KernelSpec::for_block_size(DType::F32, 7, smem)]
+        );
+        for bad in ["", "f64", "f16:8", "f64:0", "f64:257", "f64:x", "f64:8,"] {
+            assert!(parse_only(bad, smem).is_none(), "{bad:?}");
+        }
+    }
 }
