@@ -135,14 +135,8 @@ template <bool EXACT> __device__ __forceinline__ double rsqrt_pivot(double p) {
 // scalings side by side, so that a chain of pivots (the blocked sweep's, one column to the next)
 // waits on one select after them, not on a test, a multiply and two selects before.
 __device__ __forceinline__ double rsqrt_pivot_late(double p) {
-    const double ps = p * 18014398509481984.0;  // 2^54
-    double y, z;
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(z) : "d"(ps));
-    const double e = fma(p, -(y * y), 1.0), f = fma(ps, -(z * z), 1.0);
-    y = fma(fma(e, 0.375, 0.5), y * e, y);
-    z = fma(fma(f, 0.375, 0.5), z * f, z);
-    return p < 2.2250738585072014e-308 ? z * 134217728.0 : y;  // DBL_MIN; 2^27
+    const double y = rsqrt_pivot<false>(p), z = rsqrt_pivot<false>(p * 18014398509481984.0);  // 2^54
+    return p < 2.2250738585072014e-308 ? z * 134217728.0 : y;                                  // DBL_MIN; 2^27
 }
 template <bool EXACT> __device__ __forceinline__ float rsqrt_pivot(float p) {
     if (EXACT) return rsqrtf(p);

@@ -17,6 +17,10 @@ impl DType {
             DType::F64 => "f64",
         }
     }
+    /// The inverse of [`DType::name`]: `"f32"` or `"f64"`.
+    pub fn parse(name: &str) -> Option<DType> {
+        [DType::F32, DType::F64].into_iter().find(|d| d.name() == name)
+    }
     pub fn size_bytes(self) -> usize {
         match self {
             DType::F32 => 4,

@@ -180,11 +180,8 @@ impl CalibrationTable {
             let target = Target::parse(cell(0)).ok_or_else(|| {
                 bad(no + 1, format!("unknown target '{}' (expected cpu-seq, cpu-nd, cuda-nd or cuda-seq)", cell(0)))
             })?;
-            let dtype = match cell(2) {
-                "f32" => DType::F32,
-                "f64" => DType::F64,
-                other => return Err(bad(no + 1, format!("dtype '{other}' is not f32 or f64"))),
-            };
+            let dtype =
+                DType::parse(cell(2)).ok_or_else(|| bad(no + 1, format!("dtype '{}' is not f32 or f64", cell(2))))?;
             rows.push(CalibrationRow {
                 target,
                 device: cell(1).to_string(),

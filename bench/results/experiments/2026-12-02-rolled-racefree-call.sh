@@ -6,11 +6,7 @@
 #   bench/results/experiments/2026-12-02-rolled-solve-racefree.patch   (carry .bundle-ab)
 set -uo pipefail
 source "$(dirname "$0")/device-env.sh"
-for side in a b; do
-    ( BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$side BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side timeout 200 $B kernels --warm \
-        --only f64:64,f64:100,f64:128 | tail -1 ) &
-done
-wait
+warm_sides a,b f64:64,f64:100,f64:128
 OUT=/tmp/ab1 AB_ROUNDS=2 timeout 200 bash scripts/gpu-ab.sh run --backend cuda --algorithm nd --dtype f64 \
     --n 64,100,128 --N 64,256,1024,4096 --rhs device --repeats 10 | tail -14
 cp /tmp/ab1/ab.csv "$out/ab-rolled-racefree.csv"

@@ -16,6 +16,17 @@ use_gpu_check_bundle() {
     mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
 }
 
+# warm_sides SIDES SHAPES: each side's kernel variants of SHAPES (btchol kernels --only, e.g.
+# f64:64,f64:128) compiled into its cache, the sides side by side, before anything is timed.
+warm_sides() {
+    local side
+    for side in ${1//,/ }; do
+        ( BTCHOL_KERNEL_DIR=.bundle-ab/kernels-$side BTCHOL_CACHE_DIR=/tmp/btchol-ab-$side timeout 200 "$B" kernels \
+            --warm --only "$2" | tail -1 ) &
+    done
+    wait
+}
+
 # corr_sides TIMEOUT SIDES BENCH_ARGS...: each side's seeded correctness rows (one repeat, --rhs
 # device) into $out/corr-SIDE.csv, the sides in parallel, each with its kernels and cache.
 corr_sides() {

@@ -17,20 +17,24 @@ local GPU's architecture, or without a GPU for each --arch (a cache to carry to 
 whose NVRTC has the same major.minor version; others miss it and compile). --only limits either
 to the variants of the given dtype:block-size pairs (e.g. the shapes an A/B benchmark runs).";
 
-/// `f64:128` → the variant a plan of that dtype and block size compiles.
+/// `f64:128,…` → the variants plans of those dtypes and block sizes compile, each once.
 fn parse_only(s: &str, smem: usize) -> Option<Vec<KernelSpec>> {
-    s.split(',')
+    let specs: Option<Vec<KernelSpec>> = s
+        .split(',')
         .map(|pair| {
             let (dtype, n) = pair.split_once(':')?;
-            let dtype = match dtype {
-                "f32" => DType::F32,
-                "f64" => DType::F64,
-                _ => return None,
-            };
+            let dtype = DType::parse(dtype)?;
             let n: usize = n.parse().ok().filter(|&n| (1..=jit::MAX_CUDA_BLOCK_SIZE).contains(&n))?;
             Some(KernelSpec::for_block_size(dtype, n, smem))
         })
-        .collect()
+        .collect();
+    let mut unique = Vec::new();
+    for spec in specs? {
+        if !unique.contains(&spec) {
+            unique.push(spec);
+        }
+    }
+    Some(unique)
 }
 
 fn parse_arch(s: &str) -> Option<(i32, i32)> {
@@ -102,10 +106,7 @@ pub fn run(args: &[String]) -> i32 {
     let specs = match &only {
         None => KernelSpec::all(smem),
         Some(list) => match parse_only(list, smem) {
-            Some(mut v) => {
-                v.dedup();
-                v
-            }
+            Some(v) => v,
             None => {
                 eprintln!(
                     "btchol kernels: --only '{list}': expected dtype:n pairs (f32 or f64, n ≤ {})",
@@ -182,7 +183,8 @@ mod tests {
     #[test]
     fn only_lists_name_the_plans_variants() {
         let smem = 200 * 1024;
-        let v = parse_only("f64:128,f32:7", smem).unwrap();
+        // (f32:7 and f32:8 pad to the same variant: it is compiled once)
+        let v = parse_only("f64:128,f32:7,f64:128,f32:8", smem).unwrap();
         assert_eq!(
             v,
             vec![KernelSpec::for_block_size(DType::F64, 128, smem), KernelSpec::for_block_size(DType::F32, 7, smem)]
