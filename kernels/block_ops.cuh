@@ -276,8 +276,36 @@ constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
 // tiles 8 × 8: acc[I][J][e] = U[8I + r][8J + 2c + e] (r = lane / 4, c = lane % 4), so lane ρ's
 // U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's acc[ρ / 8][J][e]. All 32 lanes call it. LOWER:
 // only the tiles J ≤ I (a diagonal block's lower triangle: its upper one is never read).
-template <bool LOWER = false>
-__device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const double (&acc)[4][4][2]) {
+//
+// RS (the cluster's D CTA, whose S region is otherwise unused): through the warp's 32 × 32 of
+// shared memory `buf` instead, each lane storing its 16 accumulator pairs and loading its row's
+// 16: 32 instructions, not 128 shuffles and their selects. The D CTA's code runs about once per
+// elimination and its warps stalled on instruction fetch (ncu, f64 n = 128, N = 64: no_inst 60 %
+// of their samples); the same subtractions in the same order: the same bits. The pairs of a row
+// are swizzled (pair k of row ρ at k ^ s(ρ), s a permutation of the low 3 bits) so that neither
+// the stores (8 lanes: 2 rows × 4 pairs) nor the loads (8 rows, one pair) share a bank.
+template <bool LOWER = false, bool RS = false>
+__device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const double (&acc)[4][4][2],
+                                                   double* buf = nullptr) {
+    if constexpr (RS) {
+        const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+        const auto at = [&](int row, int k) {
+            return reinterpret_cast<double2*>(buf) + row * 16 + (k ^ (((row & 1) << 2) | ((row >> 1) & 3)));
+        };
+        __syncwarp();  // (every lane's loads of the last use before this one's stores)
+#pragma unroll
+        for (int I = 0; I < 4; ++I)
+#pragma unroll
+            for (int J = 0; J <= (LOWER ? I : 3); ++J) *at(8 * I + r, 4 * J + c) = make_double2(acc[I][J][0], acc[I][J][1]);
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < 16; ++k)
+            if (!LOWER || k / 4 <= lane / 8) {
+                const double2 u = *at(lane, k);
+                a[2 * k] -= u.x, a[2 * k + 1] -= u.y;
+            }
+        return;
+    }
     const int lane = threadIdx.x & 31, src = 4 * (lane & 7), mine = lane >> 3;
 #pragma unroll
     for (int J = 0; J < 4; ++J)
@@ -500,6 +528,59 @@ __device__ __forceinline__ void panel_solve(real (&a)[BLOCK_W], const real* T, c
     panel_solve_columns<WP>(a, T, rdiag, 0, WP);
 }
 
+// panel_solve, then panel_store of columns [C0, C0 + WP) (out, so, blk, i, n as there; nothing
+// stored unless `store`), as a loop over sub-panels of SW columns whose columns shift down SW
+// registers per sub-panel (the sweep's structure), each sub-panel stored as it is solved. The
+// unrolled solve is straight-line code that runs once per panel and warp: the cluster
+// elimination's warps, one to an SM sub-partition, stalled on instruction fetch for most of it
+// (ncu, f64 n = 128, N = 64: stall_no_inst 60 % of the D CTA's warp samples, its code executed
+// ~2 times per instruction). The same FMAs in the same order per column: the same bits. Columns
+// past WP are junk (the full width, as in the sweep), never stored. `before(s)` runs before
+// sub-panel s (false: stop there, returns false); `solved()` after it is solved, with its
+// columns in a[0 .. SW).
+template <int WP, int C0, int SW, typename Before, typename Solved>
+__device__ __forceinline__ bool panel_solve_rolled(real (&a)[BLOCK_W], const real* T, const real* rdiag, real* out,
+                                                   real* so, int blk, int i, int n, bool store, Before before,
+                                                   Solved solved) {
+    static_assert(WP % SW == 0 && BLOCK_W % SW == 0 && SW % 2 == 0, "panels of whole sub-panels");
+#pragma unroll 1
+    for (int j0 = 0; j0 < WP; j0 += SW) {
+        if (!before(j0 / SW)) return false;
+#pragma unroll
+        for (int jj = 0; jj < SW; ++jj) {  // the sub-panel's own triangle
+            a[jj] *= rdiag[j0 + jj];
+#pragma unroll
+            for (int m = jj + 1; m < SW; ++m) a[m] = fma(-a[jj], T[(j0 + jj) * BLOCK_W + j0 + m], a[m]);
+        }
+#pragma unroll
+        for (int jj = 0; jj < SW; ++jj) {
+            const int col = C0 + j0 + jj;
+            if (store && i < n && col < n && (blk > 0 || col <= i)) out[i + col * LD] = a[jj];
+            if (store && so && blk > 0) so[i + col * SLD] = a[jj];
+        }
+        solved();
+        if (j0 + SW < WP) {  // (uniform) the columns after it, at the full width, then down SW registers
+            // (Not after the last sub-panel: there the pair loads would run past T's last row, into
+            // the next panel's T, which its warp is writing: racecheck's hazards.)
+            const real* t0 = T + j0 * BLOCK_W + j0;
+#pragma unroll
+            for (int m = SW; m < BLOCK_W; m += 2) {
+                real s0 = a[m], s1 = a[m + 1];
+#pragma unroll
+                for (int jj = 0; jj < SW; ++jj) {
+                    const real2 pair = *reinterpret_cast<const real2*>(t0 + jj * BLOCK_W + m);
+                    s0 = fma(-a[jj], pair.x, s0);
+                    s1 = fma(-a[jj], pair.y, s1);
+                }
+                a[m] = s0, a[m + 1] = s1;
+            }
+#pragma unroll
+            for (int m = 0; m + SW < BLOCK_W; ++m) a[m] = a[m + SW];
+        }
+    }
+    return true;
+}
+
 #if __CUDA_ARCH__ >= 900
 // The cluster variant's signals (CL below): lane 0 of a D-CTA warp tells the coupling CTAs
 // 1..ncpl that their mbarrier `bar` (its counterpart there) is passed; release at cluster scope,
@@ -627,8 +708,14 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
         }
 #endif
         if (sh.failed >= 0) return C0 + sh.failed;
-        if (!diag_warp && active) panel_solve<C0>(a, sh.T(TB), sh.rdiag(TB));
-        if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
+        if constexpr (CL) {  // (the coupling CTAs: no diagonal warp)
+            if (active)
+                panel_solve_rolled<WP, C0, SWEEP_SUB<true>>(a, sh.T(TB), sh.rdiag(TB), row_out, row_so, blk, i, n, true,
+                                                            [](int) { return true; }, [] {});
+        } else {
+            if (!diag_warp && active) panel_solve<C0>(a, sh.T(TB), sh.rdiag(TB));
+            if (active && !diag_warp) panel_store<BLOCK_W, C0>(a, row_out, row_so, blk, i, n);
+        }
         return potrf_trsm_blocked_panels<C0 + BLOCK_W, CL, SPLIT>(D, X0, X1, ncpl, row_out, row_so, blk, i, has_row, n, sh,
                                                            thr, boost);
     }
@@ -672,8 +759,8 @@ __device__ __forceinline__ int potrf_trsm_blocked(real* D, real* X0, real* X1, i
 // a[k] −= Σ_{m ∈ [M0, M1)} L[RA + ρ][m]·L[RB + k][m] for lane ρ of the calling warp, on the FP64
 // tensor cores; the rows of D are read from global memory (final in those columns), rows ≥ n as
 // zero. All 32 lanes call it.
-template <int RA, int RB, int M0, int M1>
-__device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const real* D, int n) {
+template <int RA, int RB, int M0, int M1, bool RS>
+__device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const real* D, int n, double* rs_buf) {
     if constexpr (M1 > M0) {
         const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
         double acc[4][4][2] = {};
@@ -688,7 +775,7 @@ __device__ __forceinline__ void lookahead_rows_update(real (&a)[BLOCK_W], const 
                 bv[J] = RA == RB ? av[J] : (RB + 8 * J + r < n && m < n ? D[RB + 8 * J + r + (long long)m * LD] : 0.0);
             dmma_tiles_step(acc, av, bv);
         }
-        dmma_rows_subtract(a, acc);
+        dmma_rows_subtract<false, RS>(a, acc, rs_buf);
     }
 }
 
@@ -716,58 +803,62 @@ __device__ __forceinline__ void dmma_rows_rank4(double (&acc)[4][4][2], const re
 // Warp W's columns of panel P < W: updated by the columns < 32P once panel P's pivot rows are
 // final there (ready[0][P]), solved against T_P sub-panel by sub-panel as warp P's sweep
 // publishes it (sub[P][s], the last with ready[1][P]: the chain to warp W's own sweep no longer
-// waits for the whole of T_P), and stored to D; `solved(m0)` runs after each sub-panel
-// [m0, m0 + 4) is solved in a[] (lookahead_d_warp: its own block's update by panel W − 1, from
-// the solved rows in registers). −1, or the failing column if panel P's sweep failed (the
-// sub-panels after a failing column are solved against stale T, in registers only; nothing is
-// stored).
-template <int W, int P, typename Solved>
+// waits for the whole of T_P), and stored to D sub-panel by sub-panel (panel_solve_rolled);
+// `solved()` runs after each sub-panel is solved, its columns in a[0 .. 4) (lookahead_d_warp: its
+// own block's update by panel W − 1, from the solved rows in registers). −1, or the failing
+// column if panel P's sweep failed (found at the last sub-panel: the sub-panels before it are
+// stored, those after a failing column solved against stale T: the failed item's factor is
+// not used).
+template <int W, int P, bool RS, typename Solved>
 __device__ __forceinline__ int lookahead_solve_panel(real (&a)[BLOCK_W], real* D, int n, int i, bool has_row,
-                                                     BlockedPanelShared<true>& sh, Solved solved) {
+                                                     BlockedPanelShared<true>& sh, double* rs_buf, Solved solved) {
     constexpr int C0 = P * BLOCK_W, SW = SWEEP_SUB<true>, NS = BLOCK_W / SW;
     static_assert(P + 1 < BLOCK_PANELS && SWEEP_SUB_PANELS<true>, "a whole panel, swept by sub-panels");
     panel_load<BLOCK_W, C0>(a, D, 0, i, has_row, n);
     if constexpr (C0 > 0) mbar_wait_cta(&sh.ready[0][P], 0);
-    lookahead_rows_update<W * BLOCK_W, C0, 0, C0>(a, D, n);
-#pragma unroll
-    for (int s = 0; s < NS; ++s) {
-        if (s + 1 < NS) {
-            mbar_wait_cta(&sh.sub[P][s], 0);
-        } else {
-            mbar_wait_cta(&sh.ready[1][P], 0);
-            if (sh.panel_failed[P] >= 0) return C0 + sh.panel_failed[P];
-        }
-        panel_solve_columns<BLOCK_W>(a, sh.T(P), sh.rdiag(P), s * SW, (s + 1) * SW);
-        solved(s * SW);
-    }
-    if (has_row) panel_store<BLOCK_W, C0>(a, D, nullptr, 0, i, n);
+    lookahead_rows_update<W * BLOCK_W, C0, 0, C0, RS>(a, D, n, rs_buf);
+    const bool done = panel_solve_rolled<BLOCK_W, C0, SW>(a, sh.T(P), sh.rdiag(P), D, nullptr, 0, i, n, has_row,
+                                                          [&](int s) {
+                                                              if (s + 1 < NS) {
+                                                                  mbar_wait_cta(&sh.sub[P][s], 0);
+                                                                  return true;
+                                                              }
+                                                              mbar_wait_cta(&sh.ready[1][P], 0);
+                                                              return sh.panel_failed[P] < 0;
+                                                          },
+                                                          solved);
+    if (!done) return C0 + sh.panel_failed[P];
     __syncwarp();  // (the lanes read each other's rows in the updates after this, and lane 0 signals)
     return -1;
 }
 
 // Warp W's panels P = 0 .. W − 2 (the panels it only solves, none pending): −1, or the failing
 // column of the first panel whose sweep failed.
-template <int W, int P>
-__device__ __forceinline__ int lookahead_solve_panels(real* D, int n, int i, bool has_row, BlockedPanelShared<true>& sh) {
+template <int W, int P, bool RS>
+__device__ __forceinline__ int lookahead_solve_panels(real* D, int n, int i, bool has_row, BlockedPanelShared<true>& sh,
+                                                      double* rs_buf) {
     if constexpr (P + 1 >= W) {
         return -1;
     } else {
         real a[BLOCK_W];
-        const int f = lookahead_solve_panel<W, P>(a, D, n, i, has_row, sh, [](int) {});
+        const int f = lookahead_solve_panel<W, P, RS>(a, D, n, i, has_row, sh, rs_buf, [] {});
         if (f >= 0) return f;
-        return lookahead_solve_panels<W, P + 1>(D, n, i, has_row, sh);
+        return lookahead_solve_panels<W, P + 1, RS>(D, n, i, has_row, sh, rs_buf);
     }
 }
 
 // Warp W of the D CTA: its panels before its own, then its own panel's sweep (published as T_W,
 // its pivots' reciprocals and panel_failed[W], then signalled). −1 or the failing column.
-template <int W>
+// RS: the accumulators' redistribution through the warp's 32 × 32 of the (unused) S region
+// (dmma_rows_subtract; warp 0 has none).
+template <int W, bool RS>
 __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, BlockedPanelShared<true>& sh, real thr,
                                                 real boost) {
     constexpr int C0 = W * BLOCK_W;
     const int i = threadIdx.x, lane = i & 31;
     const bool has_row = i < LD;
-    const int f = lookahead_solve_panels<W, 0>(D, n, i, has_row, sh);
+    double* rs_buf = RS && W > 0 ? reinterpret_cast<double*>(sh.S()) + (W - 1) * BLOCK_W * BLOCK_W : nullptr;
+    const int f = lookahead_solve_panels<W, 0, RS>(D, n, i, has_row, sh, rs_buf);
     if (f >= 0) return f;
     real own[BLOCK_W];
     if constexpr (W > 0) {
@@ -777,7 +868,7 @@ __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, Blocke
         constexpr int PL = W - 1, CL = PL * BLOCK_W;  // the last panel before W's own
         if constexpr (CL > 0) {
             panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
-            lookahead_rows_update<C0, C0, 0, CL>(own, D, n);
+            lookahead_rows_update<C0, C0, 0, CL, RS>(own, D, n, rs_buf);
             if (has_row) panel_store<BLOCK_W, C0>(own, D, nullptr, 0, i, n);  // (read back by its own thread)
         }
         real a[BLOCK_W];
@@ -790,14 +881,14 @@ __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, Blocke
             if constexpr (C0 + 16 < LD) prefetch_l1(D + C0 + 16 + (C0 + lane) * LD);  // (inside D's LD × LD)
         }
         const int fl =
-            lookahead_solve_panel<W, PL>(a, D, n, i, has_row, sh, [&](int m0) { dmma_rows_rank4(acc, a, m0); });
+            lookahead_solve_panel<W, PL, RS>(a, D, n, i, has_row, sh, rs_buf, [&] { dmma_rows_rank4(acc, a, 0); });
         if (fl >= 0) return fl;
         // Its rows are final in the columns < C0: every lane releases its own stores (the D CTA's
         // mbarriers count 32 arrivals), lane 0 the warp's to the coupling CTAs.
         mbar_arrive(&sh.ready[0][W]);
         if (lane == 0) signal_couplings(&sh.ready[0][W], ncpl);
         panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
-        dmma_rows_subtract<true>(own, acc);
+        dmma_rows_subtract<true, RS>(own, acc, rs_buf);
     }
     if constexpr (W == 0) panel_load<BLOCK_W, C0>(own, D, 0, i, has_row, n);
     int nb = 0;
@@ -814,22 +905,22 @@ __device__ __forceinline__ int lookahead_d_warp(real* D, int ncpl, int n, Blocke
 }
 
 // Warp w of the D CTA runs lookahead_d_warp<w> (W: the first candidate).
-template <int W>
+template <int W, bool RS>
 __device__ __forceinline__ void lookahead_d_dispatch(int w, real* D, int ncpl, int n, BlockedPanelShared<true>& sh,
                                                      real thr, real boost) {
     if constexpr (W < BLOCK_PANELS) {
-        if (w == W) lookahead_d_warp<W>(D, ncpl, n, sh, thr, boost);
-        else lookahead_d_dispatch<W + 1>(w, D, ncpl, n, sh, thr, boost);
+        if (w == W) lookahead_d_warp<W, RS>(D, ncpl, n, sh, thr, boost);
+        else lookahead_d_dispatch<W + 1, RS>(w, D, ncpl, n, sh, thr, boost);
     }
 }
 
 // The D CTA (CLUSTER_ROW_THREADS = 32 · BLOCK_PANELS threads): every warp its part; the result,
 // the first failing column, is read from panel_failed after a CTA barrier (the same for all).
-template <bool ON>  // (ON: potrf_trsm_blocked_cluster's, so that it is instantiated only there)
+template <bool ON, bool RS>  // (ON: potrf_trsm_blocked_cluster's, so that it is instantiated only there)
 __device__ __forceinline__ int lookahead_d_cta(real* D, int ncpl, int n, BlockedPanelShared<true>& sh, real thr,
                                                real boost) {
     static_assert(!ON || BLOCK_W == 32, "the look-ahead D CTA: warp w holds panel w's pivot rows");
-    lookahead_d_dispatch<0>(threadIdx.x / 32, D, ncpl, n, sh, thr, boost);
+    lookahead_d_dispatch<0, RS>(threadIdx.x / 32, D, ncpl, n, sh, thr, boost);
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < BLOCK_PANELS; ++p)
@@ -841,8 +932,10 @@ __device__ __forceinline__ int lookahead_d_cta(real* D, int ncpl, int n, Blocked
 // The cluster variant (sm_90, f64: the diagonal warp's sweep; ON false: not compiled, returns
 // −1): CTA `blk` of the elimination's cluster of three, CLUSTER_ROW_THREADS threads. Every CTA of
 // the cluster calls it and gets the same result; the couplings are written to global memory
-// only (split levels). Thread 0 of the D CTA gets the boosted pivots' count.
-template <bool ON>
+// only (split levels). Thread 0 of the D CTA gets the boosted pivots' count. RS: the D CTA's
+// accumulators redistributed through S's shared memory (lookahead_d_warp), where it has any (not
+// btchol_factor_potrf_split's D CTA alone, which launches without S).
+template <bool ON, bool RS>
 __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, real* X1, int ncpl, int n, int blk,
                                                           real thr, real boost, int& nboost) {
 #if __CUDA_ARCH__ >= 900
@@ -867,7 +960,7 @@ __device__ __forceinline__ int potrf_trsm_blocked_cluster(real* D, real* X0, rea
         cluster_barrier_relaxed();  // (every mbarrier initialised before the D CTA signals one)
         __syncthreads();            // (the relaxed barrier orders no memory: col's zeros)
         // A coupling CTA beyond the elimination's couplings has nothing to do (nothing signals it).
-        const int f = blk == 0      ? lookahead_d_cta<ON>(D, ncpl, n, sh, thr, boost)
+        const int f = blk == 0      ? lookahead_d_cta<ON, RS>(D, ncpl, n, sh, thr, boost)
                       : blk <= ncpl ? potrf_trsm_blocked_panels<0, true>(D, X0, X1, ncpl, out, nullptr, blk, i,
                                                                          has_row, n, sh, thr, boost)
                                     : -1;

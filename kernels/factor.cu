@@ -105,8 +105,11 @@ __device__ __forceinline__ void eliminate_blocked_cta(real* diag, real* slots, c
     const int ncpl = couplings ? r[7] : 0;
     real* C1 = ncpl > 1 ? slot_base + r[3] * BS : nullptr;
     int nboost = 0;
-    const int f = potrf_trsm_blocked_cluster<ELIMINATE_CLUSTER>(D, slot_base + r[1] * BS, C1, ncpl, n, blk, piv_thr,
-                                                                 piv_boost, nboost);
+    // (with couplings: the cluster kernel, whose D CTA has S's shared memory; without: the split potrf)
+    const int f = couplings ? potrf_trsm_blocked_cluster<ELIMINATE_CLUSTER, true>(D, slot_base + r[1] * BS, C1, ncpl, n,
+                                                                                   blk, piv_thr, piv_boost, nboost)
+                            : potrf_trsm_blocked_cluster<ELIMINATE_CLUSTER, false>(D, slot_base + r[1] * BS, C1, ncpl,
+                                                                                    n, blk, piv_thr, piv_boost, nboost);
     if (blk == 0 && threadIdx.x == 0) {
         if (nboost > 0) atomicAdd(&boosted[item], (unsigned)nboost);
         if (f >= 0) atomicMin(&fail[item], fail_key(level, r[0], f));
