@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared 2026-12-02 (twenty-seventh session), not yet run: the rolled panel solves with the
+# Prepared 2026-12-02 (twenty-seventh session); run in the twenty-eighth as side b of 2026-12-03-rolled-smem-call.sh (landed, ../ab/README.md): the rolled panel solves with the
 # rank-4 update skipped after a panel's last sub-panel (where its pair loads ran past T into the
 # next panel's T: the 6 racecheck hazards of 2026-12-02-rolled-only-call.sh).
 # Bundle: BUNDLE_KERNELS=0 bash scripts/gpu-ab.sh bundle-kernels HEAD \
