@@ -330,10 +330,12 @@ __device__ __forceinline__ void dmma_rows_subtract(real (&a)[BLOCK_W], const dou
 // caller). The accumulators are C fragments (row lane/4 of a tile); each lane's row comes back
 // by shuffles, after `load` has filled a[] (not before: both live at once spilled). All 32
 // lanes call it (mma needs the whole warp). `cta_blk`: −1, thread t holds row t % LD of block
-// t / LD; a cluster CTA's (≥ 0), thread t holds row t of that block.
-template <int C0, typename Load>
+// t / LD; a cluster CTA's (≥ 0), thread t holds row t of that block. RS, rs_buf: the rows come
+// back through the warp's 32 × 32 doubles of shared memory instead (dmma_rows_subtract).
+template <int C0, bool RS, typename Load>
 __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real* D, const real* X0, const real* X1,
-                                                  int ncpl, int n, const real* S, Load load, int cta_blk) {
+                                                  int ncpl, int n, const real* S, Load load, int cta_blk,
+                                                  double* rs_buf) {
     const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
     const real* arow[4];
     bool aon[4], any = false;
@@ -357,7 +359,7 @@ __device__ __forceinline__ void panel_update_dmma(real (&a)[BLOCK_W], const real
         dmma_tiles_step(acc, av, bv);
     }
     load();
-    dmma_rows_subtract(a, acc);
+    dmma_rows_subtract<false, RS>(a, acc, rs_buf);
 }
 
 // One column j of the diagonal warp's sweep (pivot rows: D's rows [C0, C0 + WP), all in this
@@ -638,7 +640,12 @@ __device__ __forceinline__ int potrf_trsm_blocked_panels(const real* D, const re
             }
             __syncthreads();
             if constexpr (BLOCKED_DMMA) {
-                panel_update_dmma<C0>(a, D, X0, X1, ncpl, n, sh.S(), load, CL ? blk : -1);
+                // (A coupling CTA's warp w redistributes through its T_w: between the barrier
+                // above, after every warp's solve of the panels before, and the one before this
+                // panel's T is copied, no warp of the CTA reads any T.)
+                constexpr bool RS = CL && !SPLIT;
+                panel_update_dmma<C0, RS>(a, D, X0, X1, ncpl, n, sh.S(), load, CL ? blk : -1,
+                                          RS ? reinterpret_cast<double*>(sh.T(threadIdx.x / 32)) : nullptr);
             } else if (active && i < n) {
                 // The row's finished values come back from global memory, asked into L1 8
                 // columns ahead (one L2 latency waited per column took ~60 µs of a 110 µs f64
