@@ -277,9 +277,10 @@ constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
 // U[ρ][8J + 2q + e] is lane 4·(ρ % 8) + q's acc[ρ / 8][J][e]. All 32 lanes call it. LOWER:
 // only the tiles J ≤ I (a diagonal block's lower triangle: its upper one is never read).
 //
-// RS (the cluster's D CTA, whose S region is otherwise unused): through the warp's 32 × 32 of
-// shared memory `buf` instead, each lane storing its 16 accumulator pairs and loading its row's
-// 16: 32 instructions, not 128 shuffles and their selects. The D CTA's code runs about once per
+// RS (the cluster's CTAs: the D CTA's warps through its otherwise unused S region,
+// lookahead_d_warp; a coupling CTA's warp w through its T_w, potrf_trsm_blocked_panels): through
+// the warp's 32 × 32 doubles of shared memory `buf` instead, each lane storing its 16 accumulator
+// pairs and loading its row's 16: 32 instructions, not 128 shuffles and their selects. The D CTA's code runs about once per
 // elimination and its warps stalled on instruction fetch (ncu, f64 n = 128, N = 64: no_inst 60 %
 // of their samples); the same subtractions in the same order: the same bits. The pairs of a row
 // are swizzled (pair k of row ρ at k ^ s(ρ), s a permutation of the low 3 bits) so that neither
