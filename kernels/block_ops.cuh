@@ -404,6 +404,30 @@ __device__ __forceinline__ real sweep_column(int j, real v, real cjj, real rs_on
     return rs;
 }
 
+// A sub-panel's rank-SW update of the columns after it, then the registers shifted down SW:
+// a[m] −= Σ_{jj < SW} l(jj)·L[C0 + j0 + m][C0 + j0 + jj] for m ∈ [SW, BLOCK_W), the second factor
+// from T (T[j][k] = L[C0 + k][C0 + j]), l(jj) this row's L in the sub-panel's column j0 + jj (it
+// may read a[jj]: only a[m ≥ SW] are written before the shift). At the full width: past the
+// panel's end the columns are junk, never stored (skipping them by a test per group of 8 spilled
+// at f64 ld 96). The sweep's (panel_sweep_warp) and the rolled solve's (panel_solve_rolled).
+template <int SW, typename L>
+__device__ __forceinline__ void sub_panel_update_shift(real (&a)[BLOCK_W], L l, const real* T, int j0) {
+    const real* t0 = T + j0 * BLOCK_W + j0;
+#pragma unroll
+    for (int m = SW; m < BLOCK_W; m += 2) {
+        real s0 = a[m], s1 = a[m + 1];
+#pragma unroll
+        for (int jj = 0; jj < SW; ++jj) {
+            const real2 pair = *reinterpret_cast<const real2*>(t0 + jj * BLOCK_W + m);
+            s0 = fma(-l(jj), pair.x, s0);
+            s1 = fma(-l(jj), pair.y, s1);
+        }
+        a[m] = s0, a[m + 1] = s1;
+    }
+#pragma unroll
+    for (int m = 0; m + SW < BLOCK_W; ++m) a[m] = a[m + SW];
+}
+
 // The diagonal warp's sweep over the panel's WP columns. Returns −1 or the failing column
 // (uniform; nothing is written from it on); a[] is consumed; finished values go straight to
 // row_out / row_so, the pivot rows' also to T and the pivots' reciprocal square roots to rdiag.
@@ -488,23 +512,7 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
                 // lane 0's arrival alone after the __syncwarp, racecheck reported the T reads).
                 if constexpr (CL) mbar_arrive(&sh.sub[C0 / BLOCK_W][j0 / SW]);
 #endif
-                // a[m] −= Σ_jj lj[jj]·L[C0 + j0 + m][C0 + j0 + jj], the second factor from T. At the
-                // full width: past the panel's end the columns are junk, never stored (skipping them
-                // by a test per group of 8 spilled at f64 ld 96).
-                const real* t0 = T + j0 * BLOCK_W + j0;
-#pragma unroll
-                for (int m = SW; m < BLOCK_W; m += 2) {
-                    real s0 = a[m], s1 = a[m + 1];
-#pragma unroll
-                    for (int jj = 0; jj < SW; ++jj) {
-                        const real2 pair = *reinterpret_cast<const real2*>(t0 + jj * BLOCK_W + m);
-                        s0 = fma(-lj[jj], pair.x, s0);
-                        s1 = fma(-lj[jj], pair.y, s1);
-                    }
-                    a[m] = s0, a[m + 1] = s1;
-                }
-#pragma unroll
-                for (int m = 0; m + SW < BLOCK_W; ++m) a[m] = a[m + SW];
+                sub_panel_update_shift<SW>(a, [&](int jj) { return lj[jj]; }, T, j0);
             }
         }
     }
@@ -565,20 +573,7 @@ __device__ __forceinline__ bool panel_solve_rolled(real (&a)[BLOCK_W], const rea
         if (j0 + SW < WP) {  // (uniform) the columns after it, at the full width, then down SW registers
             // (Not after the last sub-panel: there the pair loads would run past T's last row, into
             // the next panel's T, which its warp is writing: racecheck's hazards.)
-            const real* t0 = T + j0 * BLOCK_W + j0;
-#pragma unroll
-            for (int m = SW; m < BLOCK_W; m += 2) {
-                real s0 = a[m], s1 = a[m + 1];
-#pragma unroll
-                for (int jj = 0; jj < SW; ++jj) {
-                    const real2 pair = *reinterpret_cast<const real2*>(t0 + jj * BLOCK_W + m);
-                    s0 = fma(-a[jj], pair.x, s0);
-                    s1 = fma(-a[jj], pair.y, s1);
-                }
-                a[m] = s0, a[m + 1] = s1;
-            }
-#pragma unroll
-            for (int m = 0; m + SW < BLOCK_W; ++m) a[m] = a[m + SW];
+            sub_panel_update_shift<SW>(a, [&](int jj) { return a[jj]; }, T, j0);
         }
     }
     return true;
