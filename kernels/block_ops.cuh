@@ -280,9 +280,10 @@ constexpr bool BLOCKED_WARP_SWEEP = BLOCKED_DMMA;
 // RS (the cluster's CTAs: the D CTA's warps through its otherwise unused S region,
 // lookahead_d_warp; a coupling CTA's warp w through its T_w, potrf_trsm_blocked_panels): through
 // the warp's 32 × 32 doubles of shared memory `buf` instead, each lane storing its 16 accumulator
-// pairs and loading its row's 16: 32 instructions, not 128 shuffles and their selects. The D CTA's code runs about once per
-// elimination and its warps stalled on instruction fetch (ncu, f64 n = 128, N = 64: no_inst 60 %
-// of their samples); the same subtractions in the same order: the same bits. The pairs of a row
+// pairs and loading its row's 16: 32 instructions, not 128 shuffles and their selects. The D
+// CTA's code runs about once per elimination and its warps stalled on instruction fetch (ncu,
+// f64 n = 128, N = 64: no_inst 60 % of their samples); the same subtractions in the same order:
+// the same bits. The pairs of a row
 // are swizzled (pair k of row ρ at k ^ s(ρ), s a permutation of the low 3 bits) so that neither
 // the stores (8 lanes: 2 rows × 4 pairs) nor the loads (8 rows, one pair) share a bank.
 template <bool LOWER = false, bool RS = false>
