@@ -523,21 +523,14 @@ __device__ __forceinline__ int panel_sweep_warp(real (&a)[BLOCK_W], BlockedPanel
 // Row ← row·L_pp⁻ᵀ for the panel [C0, C0 + WP) of a row below its pivot rows, against the
 // published diagonal block T (T[j][k] = L[C0 + k][C0 + j]) and its pivots' reciprocals rdiag
 // (right-looking: x_j final, then its FMAs into the columns after it).
-// Columns [j0, j1) only (compile-time where the caller's loop unrolls): the columns before j0
-// solved, T's and rdiag's columns < j1 published.
-template <int WP>
-__device__ __forceinline__ void panel_solve_columns(real (&a)[BLOCK_W], const real* T, const real* rdiag, int j0,
-                                                    int j1) {
-#pragma unroll
-    for (int j = j0; j < j1; ++j) {
-        a[j] *= rdiag[j];
-        axpy_after<BLOCK_W, WP>(a, a[j], T + j * BLOCK_W, j);
-    }
-}
 template <int C0>
 __device__ __forceinline__ void panel_solve(real (&a)[BLOCK_W], const real* T, const real* rdiag) {
     constexpr int WP = PANEL_WIDTH(BLOCK_W, C0);
-    panel_solve_columns<WP>(a, T, rdiag, 0, WP);
+#pragma unroll
+    for (int j = 0; j < WP; ++j) {
+        a[j] *= rdiag[j];
+        axpy_after<BLOCK_W, WP>(a, a[j], T + j * BLOCK_W, j);
+    }
 }
 
 // panel_solve, then panel_store of columns [C0, C0 + WP) (out, so, blk, i, n as there; nothing
