@@ -16,7 +16,8 @@
 #   scripts/gpu-profile.sh --timeline [BENCH ARGS...]
 #     Every kernel of one factor and one solve (after a warm-up run) with its duration, in launch
 #     order, and their sum, to $OUT/NAME-timeline.csv (env NAME, default "timeline"): the sum
-#     against the bench's wall time is what the launch gaps cost.
+#     against the bench's wall time is what the launch gaps cost. TIMELINE_METRICS=m1,m2,... adds
+#     those ncu metrics as columns (scripts/gpu-regimes.sh uses DRAM bytes and throughputs).
 #
 # Runs from the repository root with .bundle/btchol (scripts/gpu-check.sh bundle); BTCHOL=path
 # picks another binary, BTCHOL_KERNEL_DIR a kernel variant. Device call:
@@ -29,7 +30,15 @@ args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(--backend cuda --algorithm seq --dtype f64 --n 16 --N 32 --batch 1024)
 out=${OUT:-.bundle/out}; mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export BTCHOL_NVRTC_LINEINFO=1 BTCHOL_CACHE_DIR=/tmp/btchol-profile-cache
+if [ "$kernel" = --timeline ]; then
+    # (durations need no line information: the kernels of the bench's own cache, bundled ones too)
+    export BTCHOL_CACHE_DIR=${BTCHOL_CACHE_DIR:-/tmp/btchol-cache}
+    if [ -f .bundle/kcache.tgz ] && [ ! -d "$BTCHOL_CACHE_DIR" ]; then
+        mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
+    fi
+else
+    export BTCHOL_NVRTC_LINEINFO=1 BTCHOL_CACHE_DIR=/tmp/btchol-profile-cache
+fi
 bin=${BTCHOL:-.bundle/btchol}
 [[ " ${args[*]} " == *" --rhs "* ]] || args+=(--rhs device)  # (device right-hand sides unless given)
 "$bin" bench "${args[@]}" --repeats 3 --warmup 1 | tail -2  # compile, cache, and the wall time
@@ -40,18 +49,31 @@ if [ "$kernel" = --timeline ]; then
     # (--cache-control none: ncu's default flushes the caches before every kernel, so a kernel
     # that reads what the previous one left in L2 ran from DRAM: the look-ahead cluster elimination
     # measured the same as the code before it, 84 µs, while the graph's factor was 10 % faster.)
-    ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --page raw \
+    # (TIMELINE_METRICS=list adds ncu metrics per kernel, e.g. dram__bytes.sum and the DRAM and SM
+    # throughput in % of peak, each a column of the table; they cost ncu replays, not accuracy of
+    # the durations, which come from the first pass.)
+    metrics=gpu__time_duration.sum${TIMELINE_METRICS:+,$TIMELINE_METRICS}
+    ncu --clock-control none --cache-control none --metrics "$metrics" --csv --page raw \
         "$bin" bench "${args[@]}" --repeats 1 --warmup 1 > "$out/$name-timeline.csv" 2> "$out/$name-ncu.log" \
         || { tail -20 "$out/$name-ncu.log"; exit 1; }
     python3 - "$out/$name-timeline.csv" <<'PY'
-import csv, sys
+import csv, os, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
 head, body = rows[0], rows[2:]  # second row: units
 k, t = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
-ns = lambda r: float(r[t].replace(",", ""))  # ncu prints thousands separators
+# (the raw page carries every device attribute too: only the metrics asked for are shown)
+extra = [head.index(m) for m in os.environ.get("TIMELINE_METRICS", "").split(",") if m in head]
+def num(v):
+    try:
+        return float(v.replace(",", ""))  # ncu prints thousands separators
+    except ValueError:
+        return float("nan")
+ns = lambda r: num(r[t])
 print(f"{len(body)} kernels, {sum(ns(r) for r in body) / 1e3:.1f} us in all (ns below)")
+label = lambda m: m.split(".")[0] + (" %" if ".pct" in m else "")  # e.g. gpu__dram_throughput %
+print(f"  {'kernel':60s} {'ns':>10s}" + "".join(f" {label(head[i]):>24s}" for i in extra))
 for r in body:
-    print(f"  {r[k][:60]:60s} {ns(r):>10.0f}")
+    print(f"  {r[k][:60]:60s} {ns(r):>10.0f}" + "".join(f" {num(r[i]):>24.4g}" for i in extra))
 PY
     exit 0
 fi
