@@ -5,9 +5,11 @@
 # kernel that dominates each latency-bound regime.
 #
 #   scripts/gpu-regimes.sh [timelines|stalls|all]     (on the GPU machine, .bundle carried)
+#   REGIMES=REGEX                                   only the regimes whose names match
 #
 # Writes $OUT/regimes.tgz (OUT defaults to .bundle/out): <regime>-timeline.txt, <regime>-stalls.txt
-# and the stalls' per-instruction samples; unpack it into bench/results/profiles-<date>/. ~6 min on the H200 (2026-12-03).
+# and the stalls' per-instruction samples; unpack it into bench/results/profiles-<date>/.
+# ~4 min on the H200 (2026-12-03).
 # Device call:  run(command="bash scripts/gpu-regimes.sh", carry=[".bundle"])
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,16 +45,19 @@ metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.
 if [ "$part" = all ] || [ "$part" = timelines ]; then
     for r in "${regimes[@]}"; do
         name=${r%%|*}; read -ra args <<< "${r#*|}"
+        [[ $name =~ ${REGIMES:-.} ]] || continue
         echo "== $name: ${args[*]}"
         NAME=$name TIMELINE_METRICS=$metrics bash scripts/gpu-profile.sh --timeline "${args[@]}" \
             > "$out/$name-timeline.txt" 2>&1
         head -4 "$out/$name-timeline.txt"
         gzip -f "$out/$name-timeline.csv"  # (ncu's raw page, every metric of every kernel)
+        tar czf "$out/../regimes.tgz" -C "$out" .  # (after each shape: a call cut short keeps them)
     done
 fi
 if [ "$part" = all ] || [ "$part" = stalls ]; then
     for s in "${stalls[@]}"; do
         IFS='|' read -r name kernel skip <<< "$s"
+        [[ $name =~ ${REGIMES:-.} ]] || continue
         for r in "${regimes[@]}"; do [ "${r%%|*}" = "$name" ] && read -ra args <<< "${r#*|}"; done
         echo "== $name: $kernel"
         NAME=$name-stalls SKIP=$skip bash scripts/gpu-profile.sh "$kernel" "${args[@]}" \
