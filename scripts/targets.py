@@ -8,8 +8,9 @@ one right-hand side in device memory for solves, as cuDSS was timed; a later fil
 earlier one's; for batches the faster algorithm, named), the target (factor: cuDSS / 10, solve:
 cuDSS / 5), how far off it is (btchol / target; ≤ 1 met), the speed-up over cuDSS, the row's
 hardware limit from the bench's own columns (flop and byte counts at the device's measured peaks:
-`t_limit_us`; for solves twice `solve_t_limit_us`, the factor read by both passes) and the levels, so each row says which regime bounds it: few
-levels of small blocks sit on the per-level latency (limit ≪ time), large N and batches on bytes.
+`t_limit_us`; for solves twice `solve_t_limit_us`, the factor read by both passes) and the
+levels, so each row says which regime bounds it: few levels of small blocks sit on the per-level
+latency (limit ≪ time), large N and batches on bytes.
 Markdown on standard output; the CSV each row came from in the last column.
 """
 import argparse
