@@ -29,9 +29,7 @@ mkdir -p "$out/parts"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export BTCHOL_CACHE_DIR=${BTCHOL_CACHE_DIR:-/tmp/btchol-cache}
 # (the kernels compiled into the bundle, scripts/gpu-check.sh bundle: no device time on NVRTC)
-if [ -f .bundle/kcache.tgz ] && [ ! -d "$BTCHOL_CACHE_DIR" ]; then
-    mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
-fi
+[ -f .bundle/kcache.tgz ] && mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
 reps=(); [ -n "${REPEATS:-}" ] && reps=(--repeats "$REPEATS")
 rhs=(--rhs "${RHS:-device}")
 Ns=2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384

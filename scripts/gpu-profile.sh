@@ -33,9 +33,7 @@ export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD
 if [ "$kernel" = --timeline ]; then
     # (durations need no line information: the kernels of the bench's own cache, bundled ones too)
     export BTCHOL_CACHE_DIR=${BTCHOL_CACHE_DIR:-/tmp/btchol-cache}
-    if [ -f .bundle/kcache.tgz ] && [ ! -d "$BTCHOL_CACHE_DIR" ]; then
-        mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
-    fi
+    [ -f .bundle/kcache.tgz ] && mkdir -p "$BTCHOL_CACHE_DIR" && tar xzf .bundle/kcache.tgz -C "$BTCHOL_CACHE_DIR"
 else
     export BTCHOL_NVRTC_LINEINFO=1 BTCHOL_CACHE_DIR=/tmp/btchol-profile-cache
 fi

@@ -16,7 +16,6 @@ cd "$(dirname "$0")/.."
 part=${1:-all}
 out=${OUT:-.bundle/out}/regimes; mkdir -p "$out"
 export OUT=$out
-[ -f .bundle/payload.txz ] && [ ! -x .bundle/btchol ] && tar xJf .bundle/payload.txz -C .bundle
 cuda=(--backend cuda --algorithm nd)
 # regime name | bench arguments (one right-hand side in GPU memory throughout)
 regimes=(
